@@ -1,0 +1,254 @@
+"""Build this checkout's kernel for the running torch into build/<variant>/, the layout
+kernel-builder produces (see README.md, "Building"), without Nix.
+
+    python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
+
+What comes from where:
+  - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
+  - the variant name: kernels' own variant types, and kernels.variants.resolve_variant must
+    accept it on this machine, or the build stops;
+  - compiling and linking: torch.utils.cpp_extension (ninja; unchanged sources rebuild in
+    seconds);
+  - the digest in metadata.json: kernels._rust.Digest.hash_variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# kernel-builder's registration.h: TORCH_LIBRARY under a macro name, and an empty Python
+# module so that `from . import <id>` loads the library.
+REGISTRATION_H = """\
+#pragma once
+
+#include <Python.h>
+
+#define _CONCAT(A, B) A##B
+#define CONCAT(A, B) _CONCAT(A, B)
+
+#define _STRINGIFY(A) #A
+#define STRINGIFY(A) _STRINGIFY(A)
+
+#define TORCH_LIBRARY_EXPAND(NAME, MODULE) TORCH_LIBRARY(NAME, MODULE)
+
+#define TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)
+
+#define REGISTER_EXTENSION(NAME)                                               \\
+  PyMODINIT_FUNC CONCAT(PyInit_, NAME)() {                                     \\
+    static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,                 \\
+                                        STRINGIFY(NAME), nullptr, 0, nullptr}; \\
+    return PyModule_Create(&module);                                           \\
+  }
+"""
+
+OPS_PY = '''\
+import torch
+from . import {id}
+ops = torch.ops.{id}
+
+
+def add_op_namespace_prefix(op_name: str) -> str:
+    """Prefix op by namespace."""
+    return f"{id}::{{op_name}}"
+'''
+
+# The compat package build/<variant>/<name>/: `sys.path.insert(0, <variant dir>); import
+# <name>` lands here and loads the variant directory itself as the package.
+COMPAT_INIT_PY = '''\
+import importlib.util
+import sys
+from pathlib import Path
+
+_variant_dir = Path(__file__).resolve().parent.parent
+_package_name = "{id}_package"
+_package = sys.modules.get(_package_name)
+if _package is None:
+    _spec = importlib.util.spec_from_file_location(
+        _package_name, _variant_dir / "__init__.py", submodule_search_locations=[str(_variant_dir)]
+    )
+    _package = importlib.util.module_from_spec(_spec)
+    sys.modules[_package_name] = _package
+    _spec.loader.exec_module(_package)
+
+globals().update({{_name: getattr(_package, _name) for _name in _package.__all__}})
+__all__ = list(_package.__all__)
+'''
+
+# Python limited API of the oldest Python kernels supports; the .so is then `.abi3.so`.
+PY_LIMITED_API = "0x03090000"
+
+
+def read_build_toml() -> dict:
+    from kernels._rust import Build
+
+    Build.open(ROOT)  # raises on anything kernel-builder would reject
+    with open(ROOT / "build.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def default_backend() -> str:
+    import torch
+
+    return "cuda" if torch.version.cuda else "cpu"
+
+
+def variant_name(backend_name: str) -> str:
+    """The variant directory name, from kernels' own types, checked by kernels' resolver."""
+    import torch
+    from kernels.backends import _select_backend
+    from kernels.variants import Arch, ArchVariant, Torch, VariantAccepted, resolve_variant
+    from packaging.version import Version
+
+    torch_version = Version(torch.__version__)
+    variant = ArchVariant(
+        framework=Torch(
+            version=Version(f"{torch_version.major}.{torch_version.minor}"),
+            cxx11_abi=torch.compiled_with_cxx11_abi(),
+        ),
+        arch=Arch(
+            backend=_select_backend(backend_name),
+            platform=platform.machine(),
+            os=platform.system().lower(),
+        ),
+    )
+    _, trace = resolve_variant([variant], backend=backend_name)
+    decision = trace[0]
+    if not isinstance(decision, VariantAccepted):
+        sys.exit(f"kernels would not load {variant.variant_str} here: {decision.reason}")
+    return variant.variant_str
+
+
+def sources_for(config: dict, backend: str) -> list[Path]:
+    files = list(config["torch"]["src"])
+    for kernel in config.get("kernel", {}).values():
+        if kernel["backend"] == backend:
+            files += kernel["src"]
+    return [ROOT / f for f in files]
+
+
+def cuda_archs(config: dict, requested: list[str] | None) -> list[str]:
+    listed = next(k["cuda-capabilities"] for k in config["kernel"].values() if k["backend"] == "cuda")
+    if requested is None:
+        return listed
+    unknown = sorted(set(requested) - set(listed))
+    if unknown:
+        sys.exit(f"--cuda-archs {unknown} are not in build.toml's cuda-capabilities {listed}")
+    return requested
+
+
+def source_uid(paths: list[Path], flags: list[str]) -> str:
+    """Short content hash of sources and flags: the same sources give the same op namespace
+    (so ninja rebuilds nothing), changed ones a new namespace (so two builds can share a
+    process, as kernel-builder's git-revision uid allows)."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(path.read_bytes())
+    digest.update("\0".join(flags).encode())
+    return digest.hexdigest()[:7]
+
+
+def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
+                      object_dir: Path) -> Path:
+    import torch
+    from torch.utils import cpp_extension
+
+    object_dir.mkdir(parents=True, exist_ok=True)
+    registration = object_dir / "registration.h"
+    if not registration.exists() or registration.read_text() != REGISTRATION_H:
+        registration.write_text(REGISTRATION_H)  # a fresh mtime would recompile everything
+    backend_define = {"cpu": "-DCPU_KERNEL", "cuda": "-DCUDA_KERNEL"}[backend]
+    # cpp_extension defines TORCH_API_INCLUDE_EXTENSION_H, which drags pybind11 into torch
+    # headers and breaks the limited API; kernel-builder never defines it.
+    common = [backend_define, f"-DPy_LIMITED_API={PY_LIMITED_API}", "-UTORCH_API_INCLUDE_EXTENSION_H"]
+    cflags = ["-O3", "-fno-gnu-unique", *common]
+    cuda_cflags = ["-O3", "--threads=0", *common]
+    if backend == "cuda":
+        os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(archs)
+    cpp_extension.load(
+        name=ext_id,
+        sources=[str(s) for s in sources if s.suffix in (".cpp", ".cu")],
+        extra_include_paths=[str(ROOT), str(object_dir)],
+        extra_cflags=cflags,
+        extra_cuda_cflags=cuda_cflags,
+        # Only libraries the extension uses end up needed (not libtorch_python).
+        extra_ldflags=["-Wl,--as-needed"],
+        build_directory=str(object_dir),
+        with_cuda=backend == "cuda",
+        is_python_module=False,
+        verbose=False,
+    )
+    del torch
+    return object_dir / f"{ext_id}.so"
+
+
+def write_variant(config: dict, ext_id: str, backend: str, library: Path, archs: list[str],
+                  variant_dir: Path) -> None:
+    from kernels._rust import Digest, DigestAlgorithm, Metadata
+
+    name = config["general"]["name"]
+    python_package = ROOT / "torch-ext" / name.replace("-", "_")
+    if variant_dir.exists():
+        shutil.rmtree(variant_dir)  # a stale .so of an older namespace must not linger
+    shutil.copytree(python_package, variant_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy2(library, variant_dir / f"{ext_id}.abi3.so")
+    (variant_dir / "_ops.py").write_text(OPS_PY.format(id=ext_id))
+    compat = variant_dir / name.replace("-", "_")
+    compat.mkdir()
+    (compat / "__init__.py").write_text(COMPAT_INIT_PY.format(id=ext_id))
+
+    backend_info = {"type": backend}
+    if backend == "cuda":
+        backend_info["archs"] = archs
+    digest = Digest.hash_variant(DigestAlgorithm.SHA256, variant_dir)
+    metadata = {
+        "name": name,
+        "id": ext_id,
+        "version": config["general"]["version"],
+        "license": config["general"]["license"],
+        "upstream": config["general"].get("upstream"),
+        "python-depends": config["general"].get("python-depends", []),
+        "backend": backend_info,
+        "digest": {"algorithm": str(digest.algorithm), "files": digest.files},
+    }
+    metadata_path = variant_dir / "metadata.json"
+    metadata_path.write_text(json.dumps({k: v for k, v in metadata.items() if v is not None}, indent=2) + "\n")
+    Metadata.read_from_file(metadata_path)  # kernels must be able to read what we wrote
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=["cpu", "cuda"], default=None,
+                        help="default: cuda when torch is a CUDA build, else cpu")
+    parser.add_argument("--cuda-archs", nargs="+", default=None,
+                        help="compile for these capabilities only (default: all in build.toml)")
+    args = parser.parse_args()
+
+    config = read_build_toml()
+    backend = args.backend or default_backend()
+    if backend not in config["general"]["backends"]:
+        sys.exit(f"build.toml does not list backend {backend}")
+    variant = variant_name(backend)
+    archs = cuda_archs(config, args.cuda_archs) if backend == "cuda" else []
+    sources = sources_for(config, backend)
+    uid = source_uid(sources, [backend, *archs])
+    ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
+
+    library = compile_extension(ext_id, backend, sources, archs, ROOT / ".cache" / "objects" / variant)
+    variant_dir = ROOT / "build" / variant
+    write_variant(config, ext_id, backend, library, archs, variant_dir)
+    print(variant_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Builds this checkout for every backend the running torch can use, then hands tests the
+kernel exactly as users load it: get_kernel(<repo>, version=3) with LOCAL_KERNELS mapping
+the repo id to this checkout."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+# Any Hub id works: LOCAL_KERNELS maps it to this checkout, nothing is downloaded.
+REPO_ID = "relu-dev/relu"
+
+BACKENDS = ["cpu"] + (["cuda"] if torch.version.cuda else [])
+RUNNABLE_BACKENDS = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+BACKEND_DEVICE = {"cpu": "cpu", "cuda": "cuda"}
+
+
+def build_command(backend: str) -> list[str]:
+    command = [sys.executable, str(ROOT / "scripts" / "build_variant.py"), "--backend", backend]
+    archs = os.environ.get("RELU_CUDA_ARCHS")  # e.g. "9.0": a faster build on the H200
+    if backend == "cuda" and archs:
+        command += ["--cuda-archs", *archs.split()]
+    return command
+
+
+# backend -> build/<variant> written by this session's build.
+VARIANT_DIRS: dict[str, Path] = {}
+
+
+def pytest_sessionstart(session):
+    os.environ["LOCAL_KERNELS"] = f"{REPO_ID}={ROOT}"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    for backend in BACKENDS:
+        built = subprocess.run(build_command(backend), check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        VARIANT_DIRS[backend] = Path(built.stdout.strip().splitlines()[-1])
+
+
+def load_kernel(backend: str):
+    from kernels import get_kernel
+
+    return get_kernel(REPO_ID, version=3, backend=backend)
+
+
+@pytest.fixture(scope="session", params=RUNNABLE_BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def kernel(backend):
+    return load_kernel(backend)
+
+
+@pytest.fixture(scope="session")
+def device(backend) -> str:
+    return BACKEND_DEVICE[backend]
+
+
+@pytest.fixture(scope="session")
+def ops(kernel):
+    """torch.ops namespace of the loaded build (for opcheck and direct op calls)."""
+    return kernel._ops.ops
+
+
+@pytest.fixture(scope="session")
+def variant_dir(backend) -> Path:
+    return VARIANT_DIRS[backend]
