@@ -1,0 +1,59 @@
+"""Every SIMD variant of the CPU kernel gives the reference's bits. The variant is chosen
+once per process (RELU_CPU_ISA caps it), so each runs in a subprocess."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import REPO_ID, ROOT
+
+CHECK = textwrap.dedent(
+    """
+    import sys, torch
+    sys.path.insert(0, {tests!r})
+    from kernels import get_kernel
+    from reference import SUPPORTED_DTYPES, assert_bitwise_equal, random_input, reference_relu, reference_relu_backward, FLOAT_DTYPES
+    kernel = get_kernel({repo!r}, version=3, backend="cpu")
+    print(kernel._ops.ops.cpu_isa())
+    for dtype in SUPPORTED_DTYPES:
+        for n in (0, 1, 15, 16, 17, 63, 64, 65, 255, 4097, 70001):
+            x = random_input(n, dtype, "cpu")
+            assert_bitwise_equal(kernel.relu(x), reference_relu(x))
+            assert_bitwise_equal(kernel.relu(x[1:]), reference_relu(x[1:]))
+            if dtype in FLOAT_DTYPES:
+                grad = random_input(n, dtype, "cpu", specials=False)
+                result = kernel.relu(x)
+                assert_bitwise_equal(kernel._ops.ops.relu_backward(grad, result), reference_relu_backward(grad, x))
+    """
+)
+
+
+def cpu_supports(flag: str) -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return f" {flag}" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("isa", ["portable", "avx2", "avx512"])
+def test_isa_variant_matches_reference(isa):
+    needed = {"portable": None, "avx2": "avx2", "avx512": "avx512bw"}[isa]
+    if needed and not cpu_supports(needed):
+        pytest.skip(f"this CPU lacks {needed}")
+    env = dict(os.environ, RELU_CPU_ISA=isa, LOCAL_KERNELS=f"{REPO_ID}={ROOT}", HF_HUB_OFFLINE="1")
+    script = CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == isa
+
+
+def test_unknown_isa_request_warns_and_runs_the_best():
+    env = dict(os.environ, RELU_CPU_ISA="sse9", LOCAL_KERNELS=f"{REPO_ID}={ROOT}", HF_HUB_OFFLINE="1")
+    script = CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "ignoring RELU_CPU_ISA=sse9" in done.stderr

@@ -1,0 +1,154 @@
+"""The package as kernel-builder and the kernels library see it: build.toml, the variant
+layout, metadata, digest, ABI, and every loading path users have."""
+
+import json
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import REPO_ID, ROOT
+from reference import assert_bitwise_equal, random_input, reference_relu
+
+
+def test_build_toml_is_valid_for_kernel_builder():
+    from kernels._rust import Backend, Build
+
+    build = Build.open(ROOT)  # kernel-builder's own parser and validator
+    assert set(build.general.backends) == {Backend.CPU, Backend.CUDA, Backend.XPU}
+    config = tomllib.loads((ROOT / "build.toml").read_text())
+    assert config["general"]["edition"] == 5
+    assert config["general"]["version"] == 3
+    assert config["general"]["name"] == "relu"
+    assert config["general"]["license"] == "Apache-2.0"
+    listed = list(config["torch"]["src"])
+    for kernel in config["kernel"].values():
+        listed += kernel["src"]
+    missing = [path for path in listed if not (ROOT / path).is_file()]
+    assert not missing, f"build.toml lists files that do not exist: {missing}"
+    assert {k["backend"] for k in config["kernel"].values()} == {"cpu", "cuda", "xpu"}
+
+
+def test_flake_uses_kernel_builder():
+    flake = (ROOT / "flake.nix").read_text()
+    assert "kernel-builder.lib.genKernelFlakeOutputs" in flake
+    assert "path = ./.;" in flake
+
+
+def test_variant_name_is_accepted_by_kernels(variant_dir, backend):
+    from kernels.variants import VariantAccepted, parse_variant, resolve_variant
+
+    _, trace = resolve_variant([parse_variant(variant_dir.name)], backend=backend)
+    assert isinstance(trace[0], VariantAccepted), trace[0]
+
+
+def test_variant_layout_and_metadata(variant_dir, backend, kernel):
+    from kernels._rust import Digest, Metadata
+
+    metadata = Metadata.read_from_file(variant_dir / "metadata.json")
+    assert str(metadata.name) == "relu"
+    assert metadata.version == 3
+    assert metadata.license == "Apache-2.0"
+    assert str(metadata.backend.backend_type).lower() == backend
+    if backend == "cuda":
+        assert metadata.backend.archs, "CUDA builds must list backend.archs"
+    ext_id = metadata.id
+    assert ext_id.startswith(f"_relu_{backend}_")
+    assert (variant_dir / f"{ext_id}.abi3.so").is_file()
+    assert (variant_dir / "__init__.py").is_file()
+    assert (variant_dir / "layers.py").is_file()
+    assert (variant_dir / "relu" / "__init__.py").is_file()  # compat package for sys.path users
+    ops_py = (variant_dir / "_ops.py").read_text()
+    assert f"from . import {ext_id}" in ops_py
+    assert kernel._ops.add_op_namespace_prefix("relu") == f"{ext_id}::relu"
+    assert kernel._ops.ops is getattr(torch.ops, ext_id)
+    # The digest covers every file but metadata.json and still matches what is on disk.
+    metadata.digest.validate(Digest.hash_variant(metadata.digest.algorithm, variant_dir))
+    raw = json.loads((variant_dir / "metadata.json").read_text())
+    assert set(raw["digest"]["files"]) == {
+        str(p.relative_to(variant_dir)) for p in variant_dir.rglob("*")
+        if p.is_file() and p.name != "metadata.json" and "__pycache__" not in p.parts
+    }
+
+
+def test_public_api(kernel):
+    assert sorted(kernel.__all__) == ["layers", "relu"]
+    assert issubclass(kernel.layers.ReLU, torch.nn.Module)
+
+
+# The one manylinux_2_28 violation of a build made here, reported in README.md: gcc 12's
+# libstdc++ headers read glibc 2.32's __libc_single_threaded. Anything else is a regression.
+KNOWN_MANYLINUX_2_28_VIOLATIONS = {"__libc_single_threaded"}
+
+
+def test_abi(variant_dir):
+    from kernel_abi_check import ObjectFile
+
+    library = next(variant_dir.glob("*.abi3.so"))
+    objects = ObjectFile(str(library))
+    assert objects.check_python_abi("3.9") == [], "the extension must use the Python limited API only"
+    violations = {v.name for v in objects.check_manylinux("manylinux_2_28")}
+    assert violations <= KNOWN_MANYLINUX_2_28_VIOLATIONS, violations
+
+
+def _check_loaded(module):
+    x = random_input(1000, torch.float32, "cpu")
+    assert_bitwise_equal(module.relu(x), reference_relu(x))
+
+
+def test_get_local_kernel_accepts_checkout_build_and_variant_dirs(variant_dir, backend):
+    if backend != "cpu":
+        pytest.skip("checked once, on the CPU variant")
+    from kernels import get_local_kernel
+
+    for path in (ROOT, ROOT / "build", variant_dir):
+        _check_loaded(get_local_kernel(path, backend="cpu"))
+
+
+def test_get_kernel_with_local_kernels_reports_version_3(kernel, variant_dir):
+    # LOCAL_KERNELS does not compare versions, so the metadata is what says 3.
+    from kernels._rust import Metadata
+
+    loaded_dir = Path(kernel.__file__).parent
+    assert Metadata.read_from_file(loaded_dir / "metadata.json").version == 3
+    assert loaded_dir.resolve() == variant_dir.resolve()
+
+
+def test_sys_path_import_of_variant_dir(variant_dir, backend):
+    device = "cuda" if backend == "cuda" else "cpu"
+    script = textwrap.dedent(
+        f"""
+        import sys, torch
+        sys.path.insert(0, {str(variant_dir)!r})
+        import relu
+        assert sorted(relu.__all__) == ["layers", "relu"], relu.__all__
+        x = torch.tensor([-1.0, float("nan"), -0.0, 2.0], device={device!r})
+        y = relu.relu(x)
+        assert y.tolist() == [0.0, 0.0, 0.0, 2.0], y
+        assert not torch.signbit(y).any()
+        assert relu.layers.ReLU()(x).tolist() == [0.0, 0.0, 0.0, 2.0]
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd="/")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_kernels_benchmark_runs_on_the_checkout(tmp_path):
+    if not (ROOT / "benchmarks" / "benchmark.py").exists():
+        pytest.fail("benchmarks/benchmark.py is missing")
+    output = tmp_path / "bench.json"
+    done = subprocess.run(
+        # The `kernels` console script, run as code: on the H200 kernels is only on PYTHONPATH.
+        [sys.executable, "-c", "import sys; from kernels.cli import main; sys.argv[0] = 'kernels'; sys.exit(main())",
+         "benchmark", str(ROOT), "--iterations", "3", "--warmup", "1",
+         "--output", str(output)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert json.loads(output.read_text())
