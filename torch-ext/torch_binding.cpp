@@ -190,7 +190,13 @@ class ReluFunction : public torch::autograd::Function<ReluFunction> {
   }
 };
 
-at::Tensor relu_autograd(const at::Tensor& x) { return ReluFunction::apply(x); }
+at::Tensor relu_autograd(const at::Tensor& x) {
+  if (at::GradMode::is_enabled() && x.requires_grad()) return ReluFunction::apply(x);
+  // No graph to record: skip Function::apply's bookkeeping, which costs about as much as
+  // the whole op at small sizes (3 us of 6 us per call for 4096 float32 on the dev CPU).
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return relu_op().call(x);
+}
 
 void relu_out_autograd(at::Tensor& out, const at::Tensor& x) {
   // torch's own wording for out= ops, so users see one message whichever relu they call.
