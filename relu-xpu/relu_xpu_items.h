@@ -31,10 +31,10 @@ struct XpuOps {
 };
 
 // float64 as bit patterns, with the bit form relu_lanes: no double in the kernel at all.
-// Intel Arc, Flex and integrated GPUs have no fp64 unit; kernel-builder compiles with
-// -cl-poison-unsupported-fp64-kernels, and a kernel that so much as loads a double then fails
+// Intel's DG2 GPUs (Arc A-series, Flex) have no fp64 unit; kernel-builder compiles with
+// -cl-poison-unsupported-fp64-kernels, and a kernel that uses the double type at all fails
 // there at launch ("Required aspect fp64 is not supported on the device"). With integer
-// words, relu on float64 tensors runs on every Intel GPU. relu_lanes<Float64Format> is
+// words, relu on float64 tensors needs no fp64 hardware. relu_lanes<Float64Format> is
 // checked against the reference like the rest of the header (tests/relu_element_check.cpp).
 template <>
 struct XpuOps<Float64Format> {
