@@ -6,9 +6,9 @@
 // with the other work on that stream: no queue of our own, no wait on the host, no
 // allocation. Source only: this project has no SYCL compiler, Intel GPU or XPU build of
 // torch; what has and has not been checked is in relu-xpu/README.md.
+#include <ATen/core/Tensor.h>
 #include <c10/xpu/XPUStream.h>
 #include <sycl/sycl.hpp>
-#include <torch/all.h>
 
 #include <cstdint>
 
