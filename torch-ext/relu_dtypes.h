@@ -3,7 +3,7 @@
 // is_supported() (torch_binding.cpp).
 #pragma once
 
-#include <torch/all.h>
+#include <ATen/core/Tensor.h>  // not <torch/all.h>: nvcc parses this once per CUDA arch
 
 #include "relu-common/relu_element.h"
 

@@ -3,7 +3,7 @@
 // shared in torch-ext/relu_op.h.
 #pragma once
 
-#include <torch/all.h>
+#include <ATen/core/Tensor.h>  // not <torch/all.h>: nvcc parses this once per CUDA arch
 
 #include <string>
 
