@@ -45,5 +45,6 @@ def _relu_out_fake(out: torch.Tensor, x: torch.Tensor) -> None:
 @torch.library.register_fake(add_op_namespace_prefix("relu_backward"))
 def _relu_backward_fake(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     # Mirrors relu_backward_kernel: the gradient takes result's layout when it is dense.
-    dense = result if torch._prims_common.is_non_overlapping_and_dense(result) else result.contiguous()
+    # (_or_false: a layout that only unbacked symbolic sizes could make dense counts as not.)
+    dense = result if torch._prims_common.is_non_overlapping_and_dense_or_false(result) else result.contiguous()
     return torch.empty_like(dense)
