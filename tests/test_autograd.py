@@ -124,6 +124,17 @@ def test_no_autograd_state_without_grad_mode(kernel, device, context):
         assert y.is_inference()
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # torch's forward_ad import
+def test_forward_mode_ad_raises_rather_than_dropping_the_tangent(kernel, device):
+    # The C++ autograd Function has no jvp; what matters is that a tangent is never lost.
+    import torch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(torch.randn(16, device=device), torch.ones(16, device=device))
+        with pytest.raises(RuntimeError, match="jvp is not implemented"):
+            kernel.relu(x)
+
+
 def torch_out_error(x, out):
     """torch's own message for an out= op under autograd, with relu's name in it."""
     with pytest.raises(RuntimeError) as raised:
