@@ -177,7 +177,9 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
         x = torch.randn(tokens, 4 * width, device=device, dtype=dtype, requires_grad=True)
         grad = torch.randn(tokens, 4 * width, device=device, dtype=dtype)
 
-    equal = all(torch.equal(a, b) for a, b in zip(snapshot(plain, x, grad), snapshot(kernel, x, grad)))
+    pairs = list(zip(snapshot(plain, x, grad), snapshot(kernel, x, grad)))
+    equal = all(torch.equal(a, b) for a, b in pairs)
+    max_abs_diff = max((a.float() - b.float()).abs().max().item() for a, b in pairs)
     timings = compare_interleaved(
         {"plain": make_step(plain, x, grad), "kernel": make_step(kernel, x, grad)},
         device,
@@ -191,6 +193,7 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
         "width": width,
         "hidden": 4 * width,
         "equal_outputs_and_grads": equal,
+        "max_abs_diff": max_abs_diff,
         **{f"{name}": t for name, t in timings.items()},
     }
     record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
