@@ -521,6 +521,7 @@ def main() -> None:
     parser.add_argument("--no-backward", action="store_true")
     parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
     parser.add_argument("--out", type=Path, default=None, help="directory for sweep.json (default results/<device>)")
+    parser.add_argument("--print-out-dir", action="store_true", help="print the results directory and exit")
     args = parser.parse_args()
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
@@ -530,6 +531,9 @@ def main() -> None:
     device = args.device
     if device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda: torch sees no CUDA device")
+    if args.print_out_dir:
+        print(args.out or ROOT / "results" / device_label(device))
+        return
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)

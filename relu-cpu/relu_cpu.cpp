@@ -5,8 +5,11 @@
 // float16 and bfloat16 stay 16-bit in registers (bit operations on their patterns):
 // nothing is converted to float.
 #include <ATen/Parallel.h>
+#include <ATen/TensorIterator.h>
 #include <torch/all.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -124,17 +127,54 @@ const char* isa_name(Isa isa) {
   }
 }
 
-// Runs body(begin, end) over [0, n) on the intra-op pool, in tasks of at least kGrainBytes.
-template <typename Body>
-void parallel_elements(int64_t n, int64_t element_size, const Body& body) {
-  at::parallel_for(0, n, kGrainBytes / element_size, body);
+// A 1-D view of a dense tensor's elements in memory order: `t` fills
+// [data_ptr, data_ptr + numel) whatever its layout, so chunks of this view are contiguous.
+at::Tensor memory_order_view(const at::Tensor& t) { return t.as_strided({t.numel()}, {1}); }
+
+// Runs span over dense tensors of one layout (operands: outputs first, then inputs), split
+// into tasks of at least grain_bytes over the intra-op pool; below one grain, on this thread.
+// Why through TensorIterator::for_each and not at::parallel_for here: with torch's OpenMP
+// backend at::parallel_for is a header template around `#pragma omp parallel`, so compiled
+// into this file it runs serially unless the file gets -fopenmp, which neither
+// scripts/build_variant.py nor kernel-builder promises (measured: built without it, the
+// "split" runs of benchmarks/grain.py timed exactly like the serial ones, and the .so had
+// no GOMP symbol). for_each's parallel_for is compiled inside libtorch, with OpenMP.
+template <typename Storage, size_t kOperands, typename Span>
+void run_split(const std::array<const at::Tensor*, kOperands>& operands, const Span& span,
+               int64_t grain_bytes) {
+  const int64_t n = operands[0]->numel();
+  const int64_t grain = std::max<int64_t>(1, grain_bytes / static_cast<int64_t>(sizeof(Storage)));
+  std::array<char*, kOperands> base;
+  for (size_t i = 0; i < kOperands; ++i) base[i] = static_cast<char*>(operands[i]->data_ptr());
+  if (n < grain || at::get_num_threads() == 1 || at::in_parallel_region()) {
+    span(base.data(), n);
+    return;
+  }
+  std::array<at::Tensor, kOperands> flat;
+  at::TensorIteratorConfig config;
+  config.set_check_mem_overlap(false).check_all_same_dtype(false).resize_outputs(false);
+  for (size_t i = 0; i < kOperands; ++i) {
+    flat[i] = memory_order_view(*operands[i]);
+    if (i == 0) {
+      config.add_output(flat[i]);
+    } else {
+      config.add_const_input(flat[i]);
+    }
+  }
+  at::TensorIterator iter = config.build();
+  iter.for_each(
+      [&](char** data, const int64_t* strides, int64_t size) {
+        for (size_t i = 0; i < kOperands; ++i) {
+          TORCH_INTERNAL_ASSERT(strides[i] == static_cast<int64_t>(sizeof(Storage)));
+        }
+        span(data, size);
+      },
+      grain);
 }
 
-}  // namespace
-
-std::string relu_cpu_isa() { return isa_name(kIsa); }
-
-void relu_flat_cpu(const at::Tensor& x, at::Tensor& out) {
+// relu_flat_cpu with the task size as a parameter: benchmarks/grain.py compiles this file
+// into an extension of its own and calls this to measure kGrainBytes.
+void relu_flat_cpu_with_grain(const at::Tensor& x, at::Tensor& out, int64_t grain_bytes) {
   visit_format(x.scalar_type(), [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
@@ -143,12 +183,21 @@ void relu_flat_cpu(const at::Tensor& x, at::Tensor& out) {
     if (kIsa == Isa::kAvx512) span = &forward_avx512<Fmt>;
     if (kIsa == Isa::kAvx2) span = &forward_avx2<Fmt>;
 #endif
-    const Storage* in = data_of<Fmt>(x);
-    Storage* dst = mutable_data_of<Fmt>(out);
-    parallel_elements(x.numel(), sizeof(Storage), [&](int64_t begin, int64_t end) {
-      span(in + begin, dst + begin, end - begin);
-    });
+    run_split<Storage, 2>(
+        {&out, &x},
+        [&](char** data, int64_t n) {
+          span(reinterpret_cast<const Storage*>(data[1]), reinterpret_cast<Storage*>(data[0]), n);
+        },
+        grain_bytes);
   });
+}
+
+}  // namespace
+
+std::string relu_cpu_isa() { return isa_name(kIsa); }
+
+void relu_flat_cpu(const at::Tensor& x, at::Tensor& out) {
+  relu_flat_cpu_with_grain(x, out, kGrainBytes);
 }
 
 void relu_backward_flat_cpu(const at::Tensor& grad_out, const at::Tensor& result,
@@ -161,11 +210,12 @@ void relu_backward_flat_cpu(const at::Tensor& grad_out, const at::Tensor& result
     if (kIsa == Isa::kAvx512) span = &backward_avx512<Fmt>;
     if (kIsa == Isa::kAvx2) span = &backward_avx2<Fmt>;
 #endif
-    const Storage* grad = data_of<Fmt>(grad_out);
-    const Storage* res = data_of<Fmt>(result);
-    Storage* dst = mutable_data_of<Fmt>(grad_in);
-    parallel_elements(result.numel(), sizeof(Storage), [&](int64_t begin, int64_t end) {
-      span(grad + begin, res + begin, dst + begin, end - begin);
-    });
+    run_split<Storage, 3>(
+        {&grad_in, &grad_out, &result},
+        [&](char** data, int64_t n) {
+          span(reinterpret_cast<const Storage*>(data[1]), reinterpret_cast<const Storage*>(data[2]),
+               reinterpret_cast<Storage*>(data[0]), n);
+        },
+        kGrainBytes);
   });
 }
