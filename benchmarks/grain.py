@@ -7,7 +7,10 @@ It compiles relu-cpu/relu_cpu.cpp itself into a small extension (load_inline) wh
 the grain as an argument, so the loop measured is the shipped one, at any grain, without
 rebuilding the package. For each size it times, interleaved (A B B A ...), the serial run
 (grain larger than the tensor) and the split run (grain of one element: one task per
-thread), on one hot buffer pair (small tensors live in cache in real use too); medians.
+thread), on one hot buffer pair (small tensors live in cache in real use too). It prints the
+median and the minimum of the samples: the minimum is the cost when both cores are free (on a
+shared machine another busy process makes every split run wait a scheduler time slice, which
+the median shows).
 """
 
 from __future__ import annotations
@@ -54,8 +57,8 @@ def per_call(fn, calls: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dtypes", nargs="+", default=["float32", "int8"])
-    parser.add_argument("--repeats", type=int, default=11)
-    parser.add_argument("--sample-ms", type=float, default=5.0)
+    parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--sample-ms", type=float, default=2.0)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "cpu" / "grain.json")
     args = parser.parse_args()
 
@@ -64,8 +67,10 @@ def main() -> None:
     op = torch.ops.relu_grain_study.relu_grain
     sizes = [16 * KiB * 2**i for i in range(10)]  # 16 KiB .. 8 MiB
     rows = []
-    print(f"threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f}")
-    print(f"{'dtype':9} {'size':>8} {'serial us':>10} {'split us':>10} {'split speedup':>14}")
+    loadavg_start = os.getloadavg()
+    print(f"threads {torch.get_num_threads()}, load average {loadavg_start[0]:.1f}")
+    print(f"{'dtype':9} {'size':>8} {'serial us':>10} {'split us':>10} {'speedup':>8}   "
+          f"{'min serial':>10} {'min split':>10} {'speedup':>8}")
     for name in args.dtypes:
         dtype = getattr(torch, name)
         for nbytes in sizes:
@@ -82,12 +87,16 @@ def main() -> None:
                     samples[k].append(per_call(variants[k], calls))
             serial = statistics.median(samples["serial"]) * 1e6
             split = statistics.median(samples["split"]) * 1e6
+            serial_min, split_min = min(samples["serial"]) * 1e6, min(samples["split"]) * 1e6
             rows.append(dict(dtype=name, bytes=nbytes, serial_us=serial, split_us=split,
+                             serial_min_us=serial_min, split_min_us=split_min,
                              serial_samples_us=[s * 1e6 for s in samples["serial"]],
                              split_samples_us=[s * 1e6 for s in samples["split"]], calls_per_sample=calls))
-            print(f"{name:9} {nbytes // KiB:>6}Ki {serial:>10.2f} {split:>10.2f} {serial / split:>13.2f}x")
+            print(f"{name:9} {nbytes // KiB:>6}Ki {serial:>10.2f} {split:>10.2f} {serial / split:>7.2f}x   "
+                  f"{serial_min:>10.2f} {split_min:>10.2f} {serial_min / split_min:>7.2f}x")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     meta = dict(command="python benchmarks/grain.py " + " ".join(sys.argv[1:]), threads=torch.get_num_threads(),
+                loadavg_start=loadavg_start,
                 torch=torch.__version__, loadavg_end=os.getloadavg(),
                 date_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
                 isa=os.environ.get("RELU_CPU_ISA", "best"))
