@@ -23,8 +23,10 @@ namespace {
 using namespace relu_kernel;
 
 // Elements per parallel task, as bytes of input. Below this a tensor runs on the calling
-// thread: waking the pool costs more than it saves. Chosen by measurement on the 2-core
-// dev machine (PERFORMANCE.md, "CPU grain size").
+// thread: waking the pool costs more than it saves. Measured on the 2-core dev machine
+// (results/cpu/grain.json, `python benchmarks/grain.py`, PERFORMANCE.md "CPU grain size"):
+// split over 2 threads vs. serial, hot buffers: 128 KiB 0.96x (float32) / 0.82x (int8),
+// 256 KiB 1.15x / 1.14x, 512 KiB 1.53x / 1.42x. So 256 KiB, the first size that gains.
 constexpr int64_t kGrainBytes = 256 * 1024;
 
 template <typename Fmt>
