@@ -24,8 +24,9 @@ LARGE_SHAPE = (4096, 4096)
 def random_tensor(shape, dtype, device):
     if dtype.is_floating_point:
         return torch.randn(shape, device=device, dtype=torch.float32).to(dtype)
-    info = torch.iinfo(dtype)
-    return torch.randint(info.min, info.max + 1, shape, device=device, dtype=dtype)
+    info = torch.iinfo(dtype)  # randint's bounds must fit int64: int64 gets int32's range
+    low, high = max(info.min, -(2**31)), min(info.max, 2**31 - 1) + 1
+    return torch.randint(low, high, shape, device=device, dtype=dtype)
 
 
 class ReluBenchmark(Benchmark):

@@ -105,14 +105,15 @@ def byte_sizes(device: str, cache_bytes: int, args) -> list[int]:
 
 
 def key_sizes(device: str, sizes: list[int], itemsize: int, args) -> set[int]:
-    """Sizes where the costly peers (torch.compile, one recompile per shape) and the backward
-    pass are measured: CPU at issue 2's element counts, CUDA at powers of 4 (and at every
-    size in --quick or with explicit --sizes)."""
+    """Sizes where the costly peers (torch.compile, one recompile per shape, 1-2 s each) and
+    the backward pass are measured: CPU at issue 2's element counts; CUDA at powers of 16
+    from 4 KiB, plus 64 MiB and 1 GiB (issue 3's sizes); every size in --quick, with
+    explicit --sizes or with --compile-everywhere."""
     if args.quick or args.sizes or args.compile_everywhere:
         return set(sizes)
     if device == "cpu":
         return {n * itemsize for n in CPU_TARGET_NUMELS}
-    return {s for s in sizes if s & (s - 1) == 0 and int(math.log2(s)) % 2 == 0}
+    return {s for s in sizes if s & (s - 1) == 0 and int(math.log2(s)) % 4 == 0} | {64 * MiB, GiB}
 
 
 def parse_size(text: str) -> int:
@@ -169,8 +170,9 @@ def random_fill(t: torch.Tensor) -> torch.Tensor:
     if t.dtype.is_floating_point:
         t.copy_(torch.randn(t.shape, device=t.device, dtype=torch.float32))
     else:
-        info = torch.iinfo(t.dtype)
-        t.copy_(torch.randint(info.min, info.max + 1, t.shape, device=t.device, dtype=t.dtype))
+        info = torch.iinfo(t.dtype)  # randint's bounds must fit int64: int64 gets int32's range
+        low, high = max(info.min, -(2**31)), min(info.max, 2**31 - 1) + 1
+        t.copy_(torch.randint(low, high, t.shape, device=t.device, dtype=t.dtype))
     return t
 
 
@@ -520,6 +522,8 @@ def main() -> None:
                         help="torch.compile and backward at every size, not only the key sizes")
     parser.add_argument("--no-backward", action="store_true")
     parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
+    parser.add_argument("--time-limit-s", type=float, default=None,
+                        help="stop starting new points after this many seconds (what ran is saved)")
     parser.add_argument("--out", type=Path, default=None, help="directory for sweep.json (default results/<device>)")
     parser.add_argument("--print-out-dir", action="store_true", help="print the results directory and exit")
     args = parser.parse_args()
@@ -593,6 +597,9 @@ def main() -> None:
         progress = points
     started = time.time()
     for point in progress:
+        if args.time_limit_s and time.time() - started > args.time_limit_s:
+            meta["stopped_early"] = f"--time-limit-s {args.time_limit_s}: {len(points)} points planned"
+            break
         if hasattr(progress, "set_postfix_str"):
             progress.set_postfix_str(f"{point.op} {point.dtype_name} {fmt_size(point.nbytes)}")
         try:
