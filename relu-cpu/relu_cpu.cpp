@@ -52,11 +52,15 @@ enum class Isa { kPortable, kAvx2, kAvx512 };
 
 #if defined(__x86_64__)
 // AVX-512 instructions (masks, VL forms) on 256-bit vectors: on the dev machine's Zen 4 the
-// 512-bit loop ran slower from cache than the 256-bit one (4 MiB float32, one thread, hot:
-// 100-121 us against 88 us for the AVX2 build and 90 us for torch's copy_); GCC's own tuning
-// for Intel AVX-512 parts also prefers 256-bit vectors.
-#define RELU_TARGET_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=256")))
+// 512-bit loop runs slower from cache than the 256-bit one (results/cpu/vector_width.json,
+// `python benchmarks/vector_width.py`, PERFORMANCE.md); GCC's own tuning for Intel AVX-512
+// parts prefers 256-bit vectors too. The macro exists for that study only.
+#ifndef RELU_AVX512_VECTOR_BITS
+#define RELU_AVX512_VECTOR_BITS "256"
+#endif
+#define RELU_TARGET_AVX512                                                 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=" \
+                        RELU_AVX512_VECTOR_BITS)))
 #define RELU_TARGET_AVX2 __attribute__((target("avx2")))
 
 template <typename Fmt>
