@@ -2,6 +2,7 @@
 
     python benchmarks/report.py results/cpu/sweep.json  > results/cpu/report.md
     python benchmarks/report.py results/h200/sweep.json > results/h200/report.md
+    python benchmarks/report.py results/cpu/sweep.json --dtypes float32 int8 --modes hot
 
 Ratios are peer time / our time (> 1: we are faster). "ceiling" is the faster of
 `o.copy_(x)` and, on CUDA, the plain 16-byte copy kernel, on the same bytes; "% ceiling" is
@@ -250,8 +251,14 @@ def cuda_targets(s: Sweep) -> list[tuple[str, str, str]]:
     return rows
 
 
-def render(path: Path) -> str:
+def render(path: Path, dtypes=None, modes=None) -> str:
     s = Sweep(path)
+    if dtypes or modes:  # filters the tables; the targets are always judged on everything
+        keep = lambda k: (not dtypes or k[1] in dtypes) and (not modes or k[3] in modes or k[0] != "forward")  # noqa: E731
+        full = s.table
+        s_tables = {k: v for k, v in full.items() if keep(k)}
+    else:
+        s_tables = None
     m = s.meta
     out = [f"Sweep of {m['device_name']} ({m['device']}), torch {m['torch']}"
            + (f", CUDA {m['cuda']}" if m.get("cuda") else "")
@@ -260,11 +267,19 @@ def render(path: Path) -> str:
            + f", git {m['git']}, {m['date_utc']} UTC; medians of {m['repeats']} interleaved repeats; "
            + f"load average at start/end {m['loadavg_start'][0]:.1f}/{m.get('loadavg_end', [float('nan')])[0]:.1f}.",
            f"Command: `{m['command']}`"]
+    shares = [r["others_cpu_share"] for r in s.records if r.get("others_cpu_share") is not None]
+    if shares:
+        busy = sum(1 for r in s.records if (r.get("others_cpu_share") or 0) >= 0.1 and "us" in r)
+        out.append(f"Other processes' share of the cores while a point was measured: median "
+                   f"{sorted(shares)[len(shares) // 2]:.3f}, max {max(shares):.3f}; {busy} measurements "
+                   f"taken with more than 0.1 (after up to {max(r.get('attempts', 1) for r in s.records)} attempts).")
     targets = cuda_targets(s) if m["device"] != "cpu" else cpu_targets(s)
     out.append("\n**Targets**\n")
     out.append("| target | measured | verdict |")
     out.append("|---|---|---|")
     out += [f"| {t} | {v} | {ok} |" for t, v, ok in targets]
+    if s_tables is not None:
+        s.table = s_tables
     forward_tables(s, out)
     latency_table(s, out)
     backward_table(s, out)
@@ -277,9 +292,14 @@ def render(path: Path) -> str:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    sys.stdout.write(render(Path(sys.argv[1])))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweep_json", type=Path)
+    parser.add_argument("--dtypes", nargs="+", help="only these dtypes' tables (targets use everything)")
+    parser.add_argument("--modes", nargs="+", help="only these modes' forward tables, e.g. cold hot")
+    args = parser.parse_args()
+    sys.stdout.write(render(args.sweep_json, args.dtypes, args.modes))
 
 
 if __name__ == "__main__":

@@ -456,6 +456,52 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
     return records
 
 
+# ----------------------------------------------------------------------------- shared CPU
+
+class MachineLoad:
+    """CPU time that other processes take while we measure (Linux /proc/stat). On a shared
+    2-core machine one busy neighbour makes every 2-thread run wait a scheduler time slice
+    (4-8 ms per call were seen), so the CPU sweep waits for a quiet machine before each point
+    and measures a point again when others took more than `limit` of the cores meanwhile."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.available = Path("/proc/stat").exists()
+        self.cpus = os.cpu_count() or 1
+
+    def _busy(self) -> float:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+    def start(self) -> None:
+        if self.available:
+            t = os.times()
+            self._t0 = (time.time(), self._busy(), t.user + t.system)
+
+    def others_share(self) -> float | None:
+        """Share of all cores used by other processes since start()."""
+        if not self.available:
+            return None
+        wall0, busy0, own0 = self._t0
+        t = os.times()
+        wall = max(time.time() - wall0, 1e-3)
+        return max(0.0, (self._busy() - busy0) - (t.user + t.system - own0)) / (wall * self.cpus)
+
+    def wait_for_quiet(self, max_seconds: float) -> float | None:
+        """Waits (up to max_seconds) for a second in which others use < limit; returns their
+        share in the last second looked at."""
+        if not self.available:
+            return None
+        deadline = time.time() + max_seconds
+        while True:
+            self.start()
+            time.sleep(1.0)
+            share = self.others_share()
+            if share < self.limit or time.time() > deadline:
+                return share
+
+
 # ----------------------------------------------------------------------------- driver
 
 def git_revision() -> str:
@@ -522,6 +568,12 @@ def main() -> None:
                         help="torch.compile and backward at every size, not only the key sizes")
     parser.add_argument("--no-backward", action="store_true")
     parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
+    parser.add_argument("--quiet-share", type=float, default=0.1,
+                        help="CPU: measure a point again when other processes used more than this "
+                             "share of the cores meanwhile (1 turns the check off)")
+    parser.add_argument("--quiet-wait-s", type=float, default=20.0,
+                        help="CPU: wait up to this long for a quiet machine before each point")
+    parser.add_argument("--retries", type=int, default=2, help="CPU: measurements again of a contended point")
     parser.add_argument("--time-limit-s", type=float, default=None,
                         help="stop starting new points after this many seconds (what ran is saved)")
     parser.add_argument("--out", type=Path, default=None, help="directory for sweep.json (default results/<device>)")
@@ -595,6 +647,7 @@ def main() -> None:
         progress = tqdm(points, unit="pt", dynamic_ncols=True)
     except ImportError:
         progress = points
+    load = MachineLoad(args.quiet_share) if device == "cpu" and args.quiet_share < 1 else None
     started = time.time()
     for point in progress:
         if args.time_limit_s and time.time() - started > args.time_limit_s:
@@ -603,7 +656,20 @@ def main() -> None:
         if hasattr(progress, "set_postfix_str"):
             progress.set_postfix_str(f"{point.op} {point.dtype_name} {fmt_size(point.nbytes)}")
         try:
-            records.extend(run_point(ctx, point, cache_bytes, args))
+            if load is None:
+                records.extend(run_point(ctx, point, cache_bytes, args))
+            else:
+                for attempt in range(1 + args.retries):
+                    load.wait_for_quiet(args.quiet_wait_s)
+                    load.start()
+                    point_records = run_point(ctx, point, cache_bytes, args)
+                    share = load.others_share()
+                    if share is None or share < load.limit:
+                        break
+                for r in point_records:
+                    r["others_cpu_share"] = None if share is None else round(share, 3)
+                    r["attempts"] = attempt + 1
+                records.extend(point_records)
         except Exception as exc:  # one bad point (e.g. out of memory) must not end the sweep
             records.append(dict(op=point.op, dtype=point.dtype_name, bytes=point.nbytes,
                                 error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3)))
