@@ -1,0 +1,185 @@
+"""Peers that torch does not offer, compiled at benchmark time with
+torch.utils.cpp_extension.load_inline and registered as torch ops (so they are called
+through the same dispatcher path as ours, and CUDA graphs can capture them):
+
+- CPU, `sse_relu(out, x)`: upstream's CPU kernel rewritten from its description, one
+  thread, four floats per SSE step, a scalar tail (float32, contiguous).
+- CUDA, `row_relu(out, x)`: upstream's CUDA launch pattern rewritten from its description,
+  one block per row of the last dimension, min(row, 1024) threads looping over the row's
+  columns, one float per access (float32, contiguous).
+- CUDA, `copy16(out, x)`: a plain copy, one 16-byte vector per thread: with `out.copy_(x)`
+  the bandwidth ceiling (torch's copy_ takes a slower path at 1 GiB, ../shared/ANCHORS.md).
+
+The CUDA sources include no torch headers in the .cu file, so they compile in seconds.
+"""
+
+import os
+
+import torch
+
+CPU_NAMESPACE = "relu_sweep_cpu_baselines"
+CUDA_NAMESPACE = "relu_sweep_cuda_baselines"
+
+CPU_SOURCE = r"""
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include <immintrin.h>
+
+namespace {
+
+void check_float32_pair(const at::Tensor& out, const at::Tensor& x) {
+  TORCH_CHECK(x.scalar_type() == at::kFloat && out.scalar_type() == at::kFloat,
+              "baseline takes float32");
+  TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.numel() == out.numel(),
+              "baseline takes contiguous tensors of equal size");
+}
+
+// Upstream's CPU kernel as described: one thread, 4-wide SSE max with zero, scalar tail.
+void sse_relu(at::Tensor& out, const at::Tensor& x) {
+  check_float32_pair(out, x);
+  const float* in = x.const_data_ptr<float>();
+  float* dst = out.mutable_data_ptr<float>();
+  const int64_t n = x.numel();
+  const __m128 zero = _mm_setzero_ps();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_max_ps(_mm_loadu_ps(in + i), zero));
+  for (; i < n; ++i) dst[i] = in[i] > 0.0f ? in[i] : 0.0f;
+}
+
+}  // namespace
+
+TORCH_LIBRARY(relu_sweep_cpu_baselines, m) {
+  m.def("sse_relu(Tensor(a!) out, Tensor x) -> ()");
+}
+TORCH_LIBRARY_IMPL(relu_sweep_cpu_baselines, CPU, m) { m.impl("sse_relu", &sse_relu); }
+"""
+
+CUDA_KERNELS = r"""
+#include <cstdint>
+#include <cuda_runtime.h>
+
+// Upstream's launch as described: grid = one block per row, each thread strides the row.
+__global__ void row_relu_kernel(float* __restrict__ out, const float* __restrict__ in,
+                                int64_t row_length) {
+  const int64_t row_start = static_cast<int64_t>(blockIdx.x) * row_length;
+  for (int64_t col = threadIdx.x; col < row_length; col += blockDim.x) {
+    const float v = in[row_start + col];
+    out[row_start + col] = v > 0.0f ? v : 0.0f;
+  }
+}
+
+// One 16-byte vector per thread: the plain copy that serves as bandwidth ceiling.
+__global__ void copy16_kernel(int4* __restrict__ out, const int4* __restrict__ in, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+
+cudaError_t launch_row_relu(float* out, const float* in, int64_t rows, int64_t row_length,
+                            cudaStream_t stream) {
+  if (rows == 0 || row_length == 0) return cudaSuccess;
+  if (rows > 2147483647LL) return cudaErrorInvalidConfiguration;
+  const int threads = row_length < 1024 ? static_cast<int>(row_length) : 1024;
+  row_relu_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(out, in, row_length);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_copy16(void* out, const void* in, int64_t vectors, cudaStream_t stream) {
+  if (vectors == 0) return cudaSuccess;
+  const int threads = 256;
+  const int64_t blocks = (vectors + threads - 1) / threads;
+  if (blocks > 2147483647LL) return cudaErrorInvalidConfiguration;
+  copy16_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
+      static_cast<int4*>(out), static_cast<const int4*>(in), vectors);
+  return cudaGetLastError();
+}
+"""
+
+CUDA_HOST = r"""
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+cudaError_t launch_row_relu(float* out, const float* in, int64_t rows, int64_t row_length,
+                            cudaStream_t stream);
+cudaError_t launch_copy16(void* out, const void* in, int64_t vectors, cudaStream_t stream);
+
+namespace {
+
+void check_pair(const at::Tensor& out, const at::Tensor& x) {
+  TORCH_CHECK(x.is_cuda() && out.device() == x.device(), "baseline takes CUDA tensors on one device");
+  TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.numel() == out.numel() &&
+              x.scalar_type() == out.scalar_type(),
+              "baseline takes contiguous tensors of equal size and dtype");
+}
+
+void row_relu(at::Tensor& out, const at::Tensor& x) {
+  check_pair(out, x);
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "row_relu takes float32");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const int64_t row_length = x.dim() == 0 ? 1 : x.size(-1);
+  const int64_t rows = row_length == 0 ? 0 : x.numel() / row_length;
+  const cudaError_t err = launch_row_relu(out.mutable_data_ptr<float>(), x.const_data_ptr<float>(),
+                                          rows, row_length, c10::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err == cudaSuccess, "row_relu launch: ", cudaGetErrorString(err));
+}
+
+void copy16(at::Tensor& out, const at::Tensor& x) {
+  check_pair(out, x);
+  const int64_t bytes = x.numel() * static_cast<int64_t>(x.element_size());
+  TORCH_CHECK(bytes % 16 == 0 && reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 == 0 &&
+              reinterpret_cast<uintptr_t>(out.const_data_ptr()) % 16 == 0,
+              "copy16 takes 16-byte aligned tensors of a multiple of 16 bytes");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaError_t err = launch_copy16(out.mutable_data_ptr(), x.const_data_ptr(), bytes / 16,
+                                        c10::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err == cudaSuccess, "copy16 launch: ", cudaGetErrorString(err));
+}
+
+}  // namespace
+
+TORCH_LIBRARY(relu_sweep_cuda_baselines, m) {
+  m.def("row_relu(Tensor(a!) out, Tensor x) -> ()");
+  m.def("copy16(Tensor(a!) out, Tensor x) -> ()");
+}
+TORCH_LIBRARY_IMPL(relu_sweep_cuda_baselines, CUDA, m) {
+  m.impl("row_relu", &row_relu);
+  m.impl("copy16", &copy16);
+}
+"""
+
+
+def load_cpu_baselines():
+    """torch.ops namespace with sse_relu (compiled on first use, cached by torch after)."""
+    from torch.utils.cpp_extension import load_inline
+
+    load_inline(
+        name=CPU_NAMESPACE,
+        cpp_sources=[CPU_SOURCE],
+        extra_cflags=["-O2"],
+        no_implicit_headers=True,
+        is_python_module=False,
+        verbose=False,
+    )
+    return getattr(torch.ops, CPU_NAMESPACE)
+
+
+def load_cuda_baselines():
+    """torch.ops namespace with row_relu and copy16, built for the current GPU only."""
+    from torch.utils.cpp_extension import load_inline
+
+    major, minor = torch.cuda.get_device_capability()
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}")
+    load_inline(
+        name=CUDA_NAMESPACE,
+        cpp_sources=[CUDA_HOST],
+        cuda_sources=[CUDA_KERNELS],
+        extra_cflags=["-O2"],
+        extra_cuda_cflags=["-O3"],
+        no_implicit_headers=True,
+        is_python_module=False,
+        with_cuda=True,
+        verbose=False,
+    )
+    return getattr(torch.ops, CUDA_NAMESPACE)

@@ -1,0 +1,689 @@
+"""Side-by-side sweep: our relu against every peer, every dtype, sizes from 4 KiB up, in one
+run, on the device it runs on (CPU, or the current CUDA GPU). PERFORMANCE.md explains the
+method; this docstring says how.
+
+    python benchmarks/sweep.py                      # CPU default set (~6 min on 2 cores)
+    python benchmarks/sweep.py --device cuda        # full GPU sweep, 4 KiB .. 1 GiB
+    python benchmarks/sweep.py --device cuda --quick   # GPU smoke run, about a minute
+    python benchmarks/sweep.py --full               # CPU, 4 KiB .. 1 GiB
+
+Peers (forward): relu(x, out=o) ["relu_out"], relu(x) ["relu"], torch.relu(x),
+torch.clamp_min(x, 0, out=o), torch.compile(torch.relu) with static shapes, the float32
+baseline of upstream's kernel (CPU: single-threaded 4-wide SSE loop; CUDA: one block per
+row), and the ceilings o.copy_(x) and (CUDA) a plain 16-byte copy kernel.
+Backward: our relu_backward op against aten.threshold_backward (the op torch.relu's
+backward runs), float dtypes.
+
+Timing:
+  - CUDA "hot"/"cold": GPU time per call from CUDA-graph replay (a graph of many calls,
+    CUDA events around each replay). "hot" = one buffer pair; "cold" = enough separate
+    pairs, rotated, that their footprint exceeds 1.5x L2, so every call starts from DRAM.
+  - CUDA "eager": host-timed loop of calls plus one synchronize, per call: what a Python
+    caller pays, dispatch included (the `kernels benchmark` view).
+  - CPU "hot"/"cold": host-timed loops, one pair vs. pairs rotated over > 1.5x the last-level
+    cache.
+  - Peers are interleaved: each repeat runs every peer once, in forward then reversed order
+    on alternate repeats (A B C C B A ...), so slow drift hits all alike. Medians of repeats.
+  - Every peer's output is checked against an independent reference (poisoned output
+    first) before it is timed; a peer that fails is recorded with its error, not timed.
+Results: JSON, rewritten after every point, at <out>/sweep.json (default results/<device>/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import baselines  # noqa: E402
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+DTYPES = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int8": torch.int8,
+    "float64": torch.float64,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "uint8": torch.uint8,
+}
+QUICK_DTYPES = ["float32", "bfloat16", "int8"]
+# Issue 2's CPU targets are stated in elements: these counts of every dtype are always in
+# the CPU sweep (and are where CPU torch.compile and backward are measured).
+CPU_TARGET_NUMELS = [1024**2, 4096**2, 8192**2]
+LATENCY_NUMEL = 4096
+ROW_LENGTH = 4096  # rows of 4096 like upstream's large workload (4096x4096)
+
+
+# ----------------------------------------------------------------------------- sizes
+
+def powers_of_two(lo: int, hi: int) -> list[int]:
+    sizes, s = [], lo
+    while s <= hi:
+        sizes.append(s)
+        s *= 2
+    return sizes
+
+
+def band_around(cache_bytes: int) -> list[int]:
+    """Dense points from a quarter to twice the cache size, 1 MiB granular."""
+    fractions = [0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.5, 1.75, 2.0]
+    return [max(MiB, round(cache_bytes * f / MiB) * MiB) for f in fractions]
+
+
+def byte_sizes(device: str, cache_bytes: int, args) -> list[int]:
+    if args.sizes:
+        return sorted({parse_size(s) for s in args.sizes})
+    if args.quick:
+        return [4 * KiB, 1 * MiB, 64 * MiB] if device == "cuda" else [4 * KiB, 1 * MiB, 16 * MiB]
+    if device == "cuda" or args.full:
+        return sorted(set(powers_of_two(4 * KiB, 1 * GiB)) | set(band_around(cache_bytes)))
+    # CPU default: finishes in minutes on 2 cores; --full for the whole range.
+    return sorted({4 * KiB, 32 * KiB, 256 * KiB} | set(powers_of_two(1 * MiB, 256 * MiB)))
+
+
+def key_sizes(device: str, sizes: list[int], itemsize: int, args) -> set[int]:
+    """Sizes where the costly peers (torch.compile, one recompile per shape, 1-2 s each) and
+    the backward pass are measured: CPU at issue 2's element counts; CUDA at powers of 16
+    from 4 KiB, plus 64 MiB and 1 GiB (issue 3's sizes); every size in --quick, with
+    explicit --sizes or with --compile-everywhere."""
+    if args.quick or args.sizes or args.compile_everywhere:
+        return set(sizes)
+    if device == "cpu":
+        return {n * itemsize for n in CPU_TARGET_NUMELS}
+    return {s for s in sizes if s & (s - 1) == 0 and int(math.log2(s)) % 4 == 0} | {64 * MiB, GiB}
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)\s*([KMG]?)(i?B)?", text.strip(), re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"size {text!r}: use e.g. 4KiB, 64MiB, 1GiB")
+    unit = {"": 1, "K": KiB, "M": MiB, "G": GiB}[m.group(2).upper()]
+    return int(m.group(1)) * unit
+
+
+def fmt_size(nbytes: int) -> str:
+    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if nbytes >= unit and nbytes % unit == 0:
+            return f"{nbytes // unit} {name}"
+    if nbytes >= MiB:
+        return f"{nbytes / MiB:.1f} MiB"
+    return f"{nbytes} B"
+
+
+def shape_for(numel: int) -> tuple[int, ...]:
+    return (numel // ROW_LENGTH, ROW_LENGTH) if numel % ROW_LENGTH == 0 else (numel,)
+
+
+# ----------------------------------------------------------------------------- devices
+
+def last_level_cache_bytes(device: str) -> int:
+    if device == "cuda":
+        return int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * MiB))
+    for index in (3, 2):
+        path = Path(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size")
+        if path.exists():
+            text = path.read_text().strip().upper()
+            return int(text.rstrip("KMG")) * {"K": KiB, "M": MiB, "G": GiB}.get(text[-1], 1)
+    return 32 * MiB
+
+
+def device_label(device: str) -> str:
+    if device == "cpu":
+        return "cpu"
+    name = torch.cuda.get_device_name(0).lower().replace("nvidia", "")
+    return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cuda"
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+# ----------------------------------------------------------------------------- data
+
+def random_fill(t: torch.Tensor) -> torch.Tensor:
+    """NaN-free random data: every peer then computes the same values (torch maps NaN to
+    NaN, ours to 0). Signed data is about half negative."""
+    if t.dtype.is_floating_point:
+        t.copy_(torch.randn(t.shape, device=t.device, dtype=torch.float32))
+    else:
+        info = torch.iinfo(t.dtype)  # randint's bounds must fit int64: int64 gets int32's range
+        low, high = max(info.min, -(2**31)), min(info.max, 2**31 - 1) + 1
+        t.copy_(torch.randint(low, high, t.shape, device=t.device, dtype=t.dtype))
+    return t
+
+
+def poison_like(expected: torch.Tensor) -> torch.Tensor:
+    """A value differing from `expected` everywhere: a peer that skips an element fails."""
+    if expected.dtype.is_floating_point:
+        return torch.full_like(expected, float("nan"))
+    return expected + 1  # wraps for integers; still differs from every element
+
+
+class Buffers:
+    """`pairs` sets of same-shaped tensors (views into one pool per role) so calls can
+    rotate over separate memory; set 0 is the hot set."""
+
+    def __init__(self, roles: list[str], pairs: int, shape, dtype, device):
+        numel = math.prod(shape)
+        self.pools = {r: torch.empty((pairs, numel), dtype=dtype, device=device) for r in roles}
+        self.sets = [{r: self.pools[r][i].view(shape) for r in roles} for i in range(pairs)]
+        self.next = 0
+
+    def rotate(self) -> dict:
+        s = self.sets[self.next]
+        self.next = (self.next + 1) % len(self.sets)
+        return s
+
+
+# ----------------------------------------------------------------------------- peers
+
+@dataclass
+class Peer:
+    name: str
+    call: Callable[[dict], object]  # runs once on a buffer set; may return a new tensor
+    writes: str | None  # role it writes (out= peers) or None (returns its result)
+    expected: str  # "relu" / "copy" / "relu_backward"
+
+
+@dataclass
+class Context:
+    device: str
+    kernel: object
+    ops: object
+    cpu_baselines: object = None
+    cuda_baselines: object = None
+    compile_ok: bool = True
+    errors: list = field(default_factory=list)
+
+
+def forward_peers(ctx: Context, dtype: torch.dtype, with_compile: bool) -> list[Peer]:
+    relu = ctx.kernel.relu
+    peers = [
+        Peer("relu_out", lambda b: relu(b["x"], out=b["o"]), "o", "relu"),
+        Peer("relu", lambda b: relu(b["x"]), None, "relu"),
+        Peer("torch.relu", lambda b: torch.relu(b["x"]), None, "relu"),
+        Peer("clamp_min_out", lambda b: torch.clamp_min(b["x"], 0, out=b["o"]), "o", "relu"),
+    ]
+    if with_compile and ctx.compile_ok:
+        torch._dynamo.reset()  # one static shape at a time; no recompile limit reached
+        compiled = torch.compile(lambda x: torch.relu(x), dynamic=False)
+        peers.append(Peer("torch.compile", lambda b: compiled(b["x"]), None, "relu"))
+    if dtype == torch.float32 and ctx.cpu_baselines is not None:
+        sse = ctx.cpu_baselines.sse_relu
+        peers.append(Peer("sse_baseline", lambda b: sse(b["o"], b["x"]), "o", "relu"))
+    if dtype == torch.float32 and ctx.cuda_baselines is not None:
+        row = ctx.cuda_baselines.row_relu
+        peers.append(Peer("row_per_block", lambda b: row(b["o"], b["x"]), "o", "relu"))
+    peers.append(Peer("copy_", lambda b: b["o"].copy_(b["x"]), "o", "copy"))
+    if ctx.cuda_baselines is not None:
+        copy16 = ctx.cuda_baselines.copy16
+        peers.append(Peer("copy16", lambda b: copy16(b["o"], b["x"]), "o", "copy"))
+    return peers
+
+
+def backward_peers(ctx: Context) -> list[Peer]:
+    ours = ctx.ops.relu_backward
+    aten = torch.ops.aten.threshold_backward
+    return [
+        Peer("relu_backward", lambda b: ours(b["g"], b["r"]), None, "relu_backward"),
+        Peer("threshold_backward", lambda b: aten(b["g"], b["r"], 0), None, "relu_backward"),
+    ]
+
+
+def reference(kind: str, b: dict) -> torch.Tensor:
+    """Independent of every peer: torch.where on the definition."""
+    if kind == "copy":
+        return b["x"].clone()
+    if kind == "relu":
+        x = b["x"]
+        return torch.where(x > 0, x, torch.zeros_like(x))
+    g, r = b["g"], b["r"]
+    return torch.where(r > 0, g, torch.zeros_like(g))
+
+
+def check_peer(peer: Peer, b: dict) -> None:
+    expected = reference(peer.expected, b)
+    if peer.writes is not None:
+        b[peer.writes].copy_(poison_like(expected))
+    got = peer.call(b)
+    result = b[peer.writes] if peer.writes is not None else got
+    if not torch.equal(result, expected):
+        raise AssertionError(f"{peer.name}: output differs from the reference")
+
+
+# ----------------------------------------------------------------------------- timers
+
+class HostSampler:
+    """Per-call seconds of a host-timed loop (synchronize once at the end)."""
+
+    def __init__(self, peer: Peer, buffers: Buffers, device: str, rotate: bool, min_seconds: float):
+        self.peer, self.buffers, self.device, self.rotate = peer, buffers, device, rotate
+        self.calls = 1
+        self.min_seconds = min_seconds
+
+    def _loop(self, calls: int) -> float:
+        call, bufs = self.peer.call, self.buffers
+        hot = bufs.sets[0]
+        synchronize(self.device)
+        start = time.perf_counter()
+        if self.rotate:
+            for _ in range(calls):
+                call(bufs.rotate())
+        else:
+            for _ in range(calls):
+                call(hot)
+        synchronize(self.device)
+        return time.perf_counter() - start
+
+    def calibrate(self) -> float:
+        """Grows the loop until one sample lasts min_seconds; returns per-call seconds."""
+        self._loop(2)  # warm-up (first-touch page faults, lazy init)
+        while True:
+            elapsed = self._loop(self.calls)
+            if elapsed >= self.min_seconds or self.calls >= 1 << 20:
+                return elapsed / self.calls
+            self.calls = min(1 << 20, max(self.calls * 2, int(self.calls * self.min_seconds / max(elapsed, 1e-7))))
+
+    def sample(self) -> float:
+        return self._loop(self.calls) / self.calls
+
+
+class GraphSampler:
+    """Per-call GPU seconds from replaying a CUDA graph of `calls` captured calls, timed with
+    CUDA events: no launch gaps, no host in the number."""
+
+    def __init__(self, peer: Peer, buffers: Buffers, rotate: bool, calls: int):
+        self.calls = calls
+        sets = buffers.sets if rotate else buffers.sets[:1]
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):  # warm-up outside capture, as torch.cuda.graph asks
+            for i in range(3):
+                peer.call(sets[i % len(sets)])
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            for i in range(calls):
+                peer.call(sets[i % len(sets)])
+        self.graph.replay()  # first replay uploads the graph
+        torch.cuda.synchronize()
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def sample(self) -> float:
+        self.start.record()
+        self.graph.replay()
+        self.end.record()
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end) * 1e-3 / self.calls
+
+
+def interleaved(samplers: dict, repeats: int) -> dict[str, list[float]]:
+    names = list(samplers)
+    samples = {n: [] for n in names}
+    for r in range(repeats):
+        for n in (names if r % 2 == 0 else reversed(names)):
+            samples[n].append(samplers[n].sample())
+    return samples
+
+
+# ----------------------------------------------------------------------------- one point
+
+@dataclass
+class Point:
+    op: str  # "forward" / "backward" / "latency" / "flat1d"
+    dtype_name: str
+    nbytes: int
+    shape: tuple
+    with_compile: bool = False
+
+
+def cold_pairs(nbytes_per_set: int, cache_bytes: int, cap: int) -> int:
+    """Sets whose total footprint exceeds 1.5x the cache (at least 2), capped."""
+    return max(2, min(cap, math.ceil(1.5 * cache_bytes / nbytes_per_set) + 1))
+
+
+def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
+    device = ctx.device
+    dtype = DTYPES[point.dtype_name]
+    numel = math.prod(point.shape)
+    if point.op == "backward":
+        roles, peers = ["g", "r"], backward_peers(ctx)
+    else:
+        roles, peers = ["x", "o"], forward_peers(ctx, dtype, point.with_compile)
+        if point.op in ("latency",):
+            peers = [p for p in peers if p.name in ("relu_out", "relu", "torch.relu", "clamp_min_out")]
+        if point.op == "flat1d":
+            peers = [p for p in peers if p.name in ("relu_out", "torch.relu", "row_per_block", "sse_baseline",
+                                                   "copy_", "copy16")]
+    bytes_per_set = numel * dtype.itemsize * len(roles)
+    measure_cold = point.op in ("forward", "backward")
+    pairs = cold_pairs(bytes_per_set, cache_bytes, args.max_cold_sets) if measure_cold else 1
+    buffers = Buffers(roles, pairs, point.shape, dtype, device)
+    first = buffers.sets[0]
+    for role in roles:
+        random_fill(first[role])
+    if point.op == "backward":
+        first["r"].clamp_(min=0)  # a forward result: zeros where the input was <= 0
+    for role in roles:  # every set holds the same data as set 0
+        buffers.pools[role][1:] = buffers.pools[role][0]
+
+    base = dict(op=point.op, dtype=point.dtype_name, bytes=numel * dtype.itemsize, numel=numel,
+                shape=list(point.shape))
+    bytes_moved = numel * dtype.itemsize * (3 if point.op == "backward" else 2)
+    records = []
+
+    good = []
+    for peer in peers:
+        try:
+            check_peer(peer, dict(first))
+            good.append(peer)
+        except Exception as exc:  # recorded and skipped; the sweep goes on
+            records.append(dict(base, peer=peer.name, mode="check", error=f"{type(exc).__name__}: {exc}"))
+            if peer.name == "torch.compile":
+                ctx.compile_ok = False  # no point retrying a broken toolchain at every size
+    synchronize(device)
+
+    def emit(mode: str, samples: dict, calls: dict, footprint: int):
+        for name, values in samples.items():
+            us = statistics.median(values) * 1e6
+            records.append(dict(base, peer=name, mode=mode, us=us, gbps=bytes_moved / us * 1e-3,
+                                samples_us=[round(v * 1e6, 4) for v in values],
+                                calls_per_sample=calls[name], footprint_bytes=footprint))
+
+    host_min = args.min_sample_ms * 1e-3
+    # Host-timed: CPU hot/cold; CUDA eager (hot set only).
+    host_modes = [("hot", False)] + ([("cold", True)] if measure_cold and device == "cpu" else [])
+    if device == "cuda":
+        host_modes = [("eager", False)]
+    per_call_estimate = {}
+    for mode, rotate in host_modes:
+        samplers = {}
+        for peer in good:
+            try:
+                s = HostSampler(peer, buffers, device, rotate, host_min)
+                per_call_estimate.setdefault(peer.name, s.calibrate())
+                samplers[peer.name] = s
+            except Exception as exc:
+                records.append(dict(base, peer=peer.name, mode=mode, error=f"{type(exc).__name__}: {exc}"))
+        footprint = bytes_per_set * (pairs if rotate else 1)
+        emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()}, footprint)
+
+    if device == "cuda" and point.op != "latency":
+        for mode, rotate in ([("hot", False)] + ([("cold", True)] if measure_cold else [])):
+            samplers = {}
+            for peer in good:
+                try:
+                    estimate = max(per_call_estimate.get(peer.name, 1e-5), 1e-6)
+                    calls = max(args.min_graph_calls, min(2000, math.ceil(args.min_graph_ms * 1e-3 / estimate)))
+                    if rotate:
+                        calls = pairs * math.ceil(calls / pairs)  # every set once per lap
+                    samplers[peer.name] = GraphSampler(peer, buffers, rotate, calls)
+                except Exception as exc:
+                    records.append(dict(base, peer=peer.name, mode=mode, error=f"{type(exc).__name__}: {exc}"))
+                    torch.cuda.synchronize()
+            footprint = bytes_per_set * (pairs if rotate else 1)
+            emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()}, footprint)
+            del samplers
+    del buffers
+    if device == "cuda" and numel * dtype.itemsize >= 256 * MiB:
+        torch.cuda.empty_cache()
+    return records
+
+
+# ----------------------------------------------------------------------------- shared CPU
+
+class MachineLoad:
+    """CPU time that other processes take while we measure (Linux /proc/stat). On a shared
+    2-core machine one busy neighbour makes every 2-thread run wait a scheduler time slice
+    (4-8 ms per call were seen), so the CPU sweep waits for a quiet machine before each point
+    and measures a point again when others took more than `limit` of the cores meanwhile."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.available = Path("/proc/stat").exists()
+        self.cpus = os.cpu_count() or 1
+
+    def _busy(self) -> float:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+    def start(self) -> None:
+        if self.available:
+            t = os.times()
+            self._t0 = (time.time(), self._busy(), t.user + t.system)
+
+    def others_share(self) -> float | None:
+        """Share of all cores used by other processes since start()."""
+        if not self.available:
+            return None
+        wall0, busy0, own0 = self._t0
+        t = os.times()
+        wall = max(time.time() - wall0, 1e-3)
+        return max(0.0, (self._busy() - busy0) - (t.user + t.system - own0)) / (wall * self.cpus)
+
+    def wait_for_quiet(self, max_seconds: float) -> float | None:
+        """Waits (up to max_seconds) for a second in which others use < limit; returns their
+        share in the last second looked at."""
+        if not self.available:
+            return None
+        deadline = time.time() + max_seconds
+        while True:
+            self.start()
+            time.sleep(1.0)
+            share = self.others_share()
+            if share < self.limit or time.time() > deadline:
+                return share
+
+
+# ----------------------------------------------------------------------------- driver
+
+def git_revision() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def build_points(device: str, cache_bytes: int, args) -> list[Point]:
+    dtype_names = args.dtypes or (QUICK_DTYPES if args.quick else list(DTYPES))
+    points = []
+    for name in dtype_names:
+        itemsize = DTYPES[name].itemsize
+        sizes = byte_sizes(device, cache_bytes, args)
+        if device == "cpu" and not args.sizes and not args.quick:
+            sizes = sorted(set(sizes) | {n * itemsize for n in CPU_TARGET_NUMELS})
+        keys = key_sizes(device, sizes, itemsize, args)
+        for nbytes in sizes:
+            if nbytes % itemsize:
+                continue
+            numel = nbytes // itemsize
+            points.append(Point("forward", name, nbytes, shape_for(numel),
+                                with_compile=not args.no_compile and nbytes in keys))
+        if not args.no_backward and DTYPES[name].is_floating_point:
+            for nbytes in sorted(keys):
+                points.append(Point("backward", name, nbytes, shape_for(nbytes // itemsize)))
+        points.append(Point("latency", name, LATENCY_NUMEL * itemsize, (LATENCY_NUMEL,)))
+    if "float32" in dtype_names and not args.quick:
+        # Upstream's launch on a 1-D tensor: the whole tensor is one row, so one block.
+        points.append(Point("flat1d", "float32", 64 * MiB, (16 * MiB,)))
+    return points
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 3 dtypes, 3 sizes, 3 repeats")
+    parser.add_argument("--full", action="store_true", help="CPU: 4 KiB .. 1 GiB like the GPU sweep")
+    parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), help="default: all (quick: 3)")
+    parser.add_argument("--sizes", nargs="+", help="input sizes, e.g. 4KiB 64MiB 1GiB (overrides the set)")
+    parser.add_argument("--repeats", type=int, default=None, help="samples per peer (default 7, quick 3)")
+    parser.add_argument("--min-sample-ms", type=float, default=None,
+                        help="host-timed sample length (default CPU 10, CUDA 2)")
+    parser.add_argument("--min-graph-ms", type=float, default=0.2, help="GPU time per graph replay at least")
+    parser.add_argument("--min-graph-calls", type=int, default=20)
+    parser.add_argument("--max-cold-sets", type=int, default=16384,
+                        help="cap on rotated buffer sets (the cold footprint is recorded per point)")
+    parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--compile-everywhere", action="store_true",
+                        help="torch.compile and backward at every size, not only the key sizes")
+    parser.add_argument("--no-backward", action="store_true")
+    parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
+    parser.add_argument("--quiet-share", type=float, default=0.1,
+                        help="CPU: measure a point again when other processes used more than this "
+                             "share of the cores meanwhile (1 turns the check off)")
+    parser.add_argument("--quiet-wait-s", type=float, default=20.0,
+                        help="CPU: wait up to this long for a quiet machine before each point")
+    parser.add_argument("--retries", type=int, default=2, help="CPU: measurements again of a contended point")
+    parser.add_argument("--time-limit-s", type=float, default=None,
+                        help="stop starting new points after this many seconds (what ran is saved)")
+    parser.add_argument("--out", type=Path, default=None, help="directory for sweep.json (default results/<device>)")
+    parser.add_argument("--print-out-dir", action="store_true", help="print the results directory and exit")
+    args = parser.parse_args()
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 7
+    if args.min_sample_ms is None:
+        args.min_sample_ms = 10.0 if args.device == "cpu" else 2.0
+
+    device = args.device
+    if device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda: torch sees no CUDA device")
+    if args.print_out_dir:
+        print(args.out or ROOT / "results" / device_label(device))
+        return
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from kernels import get_local_kernel
+
+    kernel = get_local_kernel(ROOT, backend=device)
+    ctx = Context(device=device, kernel=kernel, ops=kernel._ops.ops)
+    try:
+        if device == "cpu":
+            ctx.cpu_baselines = baselines.load_cpu_baselines()
+        else:
+            ctx.cuda_baselines = baselines.load_cuda_baselines()
+    except Exception as exc:
+        ctx.errors.append(f"baselines did not build: {type(exc).__name__}: {exc}")
+        print(ctx.errors[-1], file=sys.stderr)
+    for attr in ("recompile_limit", "cache_size_limit"):
+        if hasattr(torch._dynamo.config, attr):
+            setattr(torch._dynamo.config, attr, 64)
+
+    cache_bytes = last_level_cache_bytes(device)
+    label = device_label(device)
+    out_dir = args.out or ROOT / "results" / label
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out_file = out_dir / "sweep.json"
+    meta = {
+        "command": "python benchmarks/sweep.py " + " ".join(sys.argv[1:]),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "git": git_revision(),
+        "device": label,
+        "device_name": torch.cuda.get_device_name(0) if device == "cuda" else cpu_model(),
+        "cache_bytes": cache_bytes,
+        "cache": "L2" if device == "cuda" else "last-level cache",
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "kernel_id": getattr(ctx.ops, "name", kernel.__name__),
+        "cpu_isa": ctx.ops.cpu_isa() if device == "cpu" and hasattr(ctx.ops, "cpu_isa") else None,
+        "repeats": args.repeats,
+        "loadavg_start": os.getloadavg(),
+        "errors": ctx.errors,
+    }
+    points = build_points(device, cache_bytes, args)
+    records: list[dict] = []
+
+    def save(final: bool = False):
+        if final:
+            meta["loadavg_end"] = os.getloadavg()
+        out_file.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
+
+    try:
+        from tqdm import tqdm
+        progress = tqdm(points, unit="pt", dynamic_ncols=True)
+    except ImportError:
+        progress = points
+    load = MachineLoad(args.quiet_share) if device == "cpu" and args.quiet_share < 1 else None
+    started = time.time()
+    for point in progress:
+        if args.time_limit_s and time.time() - started > args.time_limit_s:
+            meta["stopped_early"] = f"--time-limit-s {args.time_limit_s}: {len(points)} points planned"
+            break
+        if hasattr(progress, "set_postfix_str"):
+            progress.set_postfix_str(f"{point.op} {point.dtype_name} {fmt_size(point.nbytes)}")
+        try:
+            if load is None:
+                records.extend(run_point(ctx, point, cache_bytes, args))
+            else:
+                for attempt in range(1 + args.retries):
+                    load.wait_for_quiet(args.quiet_wait_s)
+                    load.start()
+                    point_records = run_point(ctx, point, cache_bytes, args)
+                    share = load.others_share()
+                    if share is None or share < load.limit:
+                        break
+                for r in point_records:
+                    r["others_cpu_share"] = None if share is None else round(share, 3)
+                    r["attempts"] = attempt + 1
+                records.extend(point_records)
+        except Exception as exc:  # one bad point (e.g. out of memory) must not end the sweep
+            records.append(dict(op=point.op, dtype=point.dtype_name, bytes=point.nbytes,
+                                error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3)))
+            if device == "cuda":
+                torch.cuda.empty_cache()
+        save()
+    meta["seconds"] = round(time.time() - started, 1)
+    save(final=True)
+    failures = [r for r in records if "error" in r]
+    print(f"{len(records) - len(failures)} measurements, {len(failures)} errors -> {out_file}", file=sys.stderr)
+    for r in failures[:20]:
+        print(f"  {r.get('op')} {r.get('dtype')} {r.get('bytes')} {r.get('peer', '')} {r.get('mode', '')}: "
+              f"{r['error']}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
