@@ -202,7 +202,7 @@ void relu_backward_flat_cuda(const at::Tensor& grad_out, const at::Tensor& resul
                               mutable_data_of<Fmt>(grad_in), result.numel()};
       run_pass<BackwardOp<Fmt>>(pass, result.device().index());
     } else {
-      TORCH_CHECK(false, "relu_backward: no gradient for dtype ", result.scalar_type());
+      TORCH_CHECK(false, "relu_backward: no gradient for dtype ", c10::toString(result.scalar_type()));
     }
   });
 }

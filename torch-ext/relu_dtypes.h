@@ -22,7 +22,7 @@ void visit_format(at::ScalarType dtype, Fn&& fn) {
     case at::kInt: return fn(Int32Format{});
     case at::kLong: return fn(Int64Format{});
     case at::kByte: return fn(UInt8Format{});
-    default: TORCH_CHECK(false, "relu: no kernel for dtype ", dtype);
+    default: TORCH_CHECK(false, "relu: no kernel for dtype ", c10::toString(dtype));
   }
 }
 

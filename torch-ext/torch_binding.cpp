@@ -40,6 +40,23 @@ constexpr auto relu_backward_flat = relu_backward_flat_xpu;
 constexpr const char* kSupportedDtypes =
     "float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8";
 
+// Error messages are assembled from strings only. The H200 image's g++ 13.3 compiled
+// libstdc++'s number formatting into the extension, and printing an integer through that
+// copy crashed the process (results/h200/final/tests-crash.log); a shape is therefore
+// spelled out with std::to_string, dtypes and devices by their names.
+std::string shape_of(const at::Tensor& t) {
+  std::string text = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (d > 0) text += ", ";
+    text += std::to_string(t.size(d));
+  }
+  return text + "]";
+}
+
+const char* dtype_name(const at::Tensor& t) { return c10::toString(t.scalar_type()); }
+
+std::string device_name(const at::Tensor& t) { return t.device().str(); }
+
 bool is_supported(at::ScalarType dtype) {
   switch (dtype) {
     case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kDouble:
@@ -58,23 +75,23 @@ bool is_floating(at::ScalarType dtype) {
 void check_device(const at::Tensor& t, const char* name) {
   TORCH_CHECK_VALUE(t.device().type() == c10::backendToDeviceType(
                                              c10::dispatchKeyToBackend(kBackendKey)),
-                    "relu: ", name, " is on ", t.device(), " but this call runs the ",
+                    "relu: ", name, " is on ", device_name(t), " but this call runs the ",
                     c10::toString(kBackendKey),
                     " kernel; move every tensor argument to one device");
 }
 
 void check_relu_args(const at::Tensor& out, const at::Tensor& x) {
-  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", x.scalar_type(),
+  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", dtype_name(x),
                    "; supported dtypes are ", kSupportedDtypes);
   TORCH_CHECK_TYPE(out.scalar_type() == x.scalar_type(), "relu: out has dtype ",
-                   out.scalar_type(), " but x has dtype ", x.scalar_type(),
+                   dtype_name(out), " but x has dtype ", dtype_name(x),
                    "; out must have x's dtype");
   check_device(x, "x");
   check_device(out, "out");
-  TORCH_CHECK_VALUE(out.device() == x.device(), "relu: out is on ", out.device(),
-                    " but x is on ", x.device(), "; out must be on x's device");
-  TORCH_CHECK_VALUE(out.sizes() == x.sizes(), "relu: out has shape ", out.sizes(),
-                    " but x has shape ", x.sizes(),
+  TORCH_CHECK_VALUE(out.device() == x.device(), "relu: out is on ", device_name(out),
+                    " but x is on ", device_name(x), "; out must be on x's device");
+  TORCH_CHECK_VALUE(out.sizes() == x.sizes(), "relu: out has shape ", shape_of(out),
+                    " but x has shape ", shape_of(x),
                     "; out must have x's shape (it is never resized)");
   TORCH_CHECK_VALUE(at::has_internal_overlap(out) != at::MemOverlap::Yes,
                     "relu: out has elements that share memory (an expand()ed or "
@@ -116,7 +133,7 @@ void relu_out_kernel(at::Tensor& out, const at::Tensor& x) {
 }
 
 at::Tensor relu_kernel(const at::Tensor& x) {
-  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", x.scalar_type(),
+  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", dtype_name(x),
                    "; supported dtypes are ", kSupportedDtypes);
   check_device(x, "x");
   at::Tensor out = at::empty_like(x);  // keeps x's layout when x is dense
@@ -126,17 +143,17 @@ at::Tensor relu_kernel(const at::Tensor& x) {
 
 at::Tensor relu_backward_kernel(const at::Tensor& grad_out, const at::Tensor& result) {
   TORCH_CHECK_TYPE(is_floating(result.scalar_type()), "relu_backward: result has dtype ",
-                   result.scalar_type(), "; gradients exist for float32, float16, bfloat16, "
+                   dtype_name(result), "; gradients exist for float32, float16, bfloat16, "
                    "float64 only");
   TORCH_CHECK_TYPE(grad_out.scalar_type() == result.scalar_type(),
-                   "relu_backward: grad_out has dtype ", grad_out.scalar_type(),
-                   " but result has dtype ", result.scalar_type());
+                   "relu_backward: grad_out has dtype ", dtype_name(grad_out),
+                   " but result has dtype ", dtype_name(result));
   check_device(grad_out, "grad_out");
   check_device(result, "result");
   TORCH_CHECK_VALUE(grad_out.device() == result.device(), "relu_backward: grad_out is on ",
-                    grad_out.device(), " but result is on ", result.device());
+                    device_name(grad_out), " but result is on ", device_name(result));
   TORCH_CHECK_VALUE(grad_out.sizes() == result.sizes(), "relu_backward: grad_out has shape ",
-                    grad_out.sizes(), " but result has shape ", result.sizes());
+                    shape_of(grad_out), " but result has shape ", shape_of(result));
   // One dense layout for all three (a copy only for strided or mixed layouts).
   const at::Tensor res = result.is_non_overlapping_and_dense() ? result : result.contiguous();
   const at::Tensor grad =
