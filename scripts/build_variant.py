@@ -96,6 +96,14 @@ def read_build_toml() -> dict:
         return tomllib.load(f)
 
 
+def torch_version_at_least(major: int, minor: int) -> bool:
+    import torch
+    from packaging.version import Version
+
+    version = Version(torch.__version__)
+    return (version.major, version.minor) >= (major, minor)
+
+
 def default_backend() -> str:
     import torch
 
@@ -171,8 +179,14 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     # cpp_extension defines TORCH_API_INCLUDE_EXTENSION_H, which drags pybind11 into torch
     # headers and breaks the limited API; kernel-builder never defines it.
     common = [backend_define, f"-DPy_LIMITED_API={PY_LIMITED_API}", "-UTORCH_API_INCLUDE_EXTENSION_H"]
-    cflags = ["-O3", "-fno-gnu-unique", *common]
-    cuda_cflags = ["-O3", "--threads=0", *common]
+    # kernel-builder's language standard: C++20 from torch 2.12, C++17 before.
+    standard = "-std=c++20" if torch_version_at_least(2, 12) else "-std=c++17"
+    # Unlike kernel-builder, no -fno-gnu-unique: with the H200 image's g++ 13.3, libstdc++
+    # stream code was instantiated into the extension, and without GNU-unique binding its
+    # copy of a locale facet id went unshared with libstdc++'s, so formatting any number in
+    # an error message crashed (results/h200/run3/crash_backtrace.txt).
+    cflags = ["-O3", standard, *common]
+    cuda_cflags = ["-O3", standard, "--threads=0", *common]
     if backend == "cuda":
         os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(archs)
     cpp_extension.load(

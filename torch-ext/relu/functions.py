@@ -32,6 +32,12 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     return out
 
 
+
+# What kernels' function mapping (kernelize with a function) reads to allow training and
+# torch.compile modes, as layers.ReLU declares for the layer route.
+relu.has_backward = True
+relu.can_torch_compile = True
+
 @torch.library.register_fake(add_op_namespace_prefix("relu"))
 def _relu_fake(x: torch.Tensor) -> torch.Tensor:
     return torch.empty_like(x)
@@ -44,6 +50,11 @@ def _relu_out_fake(out: torch.Tensor, x: torch.Tensor) -> None:
 
 @torch.library.register_fake(add_op_namespace_prefix("relu_backward"))
 def _relu_backward_fake(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
-    # Mirrors relu_backward_kernel: the gradient takes result's layout when it is dense.
-    dense = result if torch._prims_common.is_non_overlapping_and_dense(result) else result.contiguous()
-    return torch.empty_like(dense)
+    # Mirrors relu_backward_kernel: the gradient takes result's strides when result is
+    # non-overlapping and dense, else it is contiguous. empty_like keeps the strides of
+    # exactly such tensors (and gives any other one new, dense strides), so comparing
+    # strides tells the two cases apart with public API on every torch version.
+    same_strides = torch.empty_like(result)
+    if same_strides.stride() == result.stride():
+        return same_strides
+    return torch.empty_like(result, memory_format=torch.contiguous_format)

@@ -1,0 +1,291 @@
+"""Training-step micro benchmark: forward + backward of a transformer MLP block,
+Linear(d, 4d) -> ReLU -> Linear(4d, d), with torch's nn.ReLU ("plain") and with the same
+model kernelized to this checkout's ReLU layer ("kernel": kernels.kernelize, Mode.TRAINING).
+
+    python benchmarks/training_step.py                  # CPU
+    python benchmarks/training_step.py --device cuda    # the current GPU
+    python benchmarks/training_step.py --quick          # a smoke run
+
+Method:
+  - Both models hold the same weights. A step is: parameter grads set to None,
+    y = block(x), y.backward(g) with a fixed g (no loss op in the timing).
+  - Before timing, one step of each is compared: output and every gradient must be equal
+    (the kernel and torch compute the same ReLU on finite data); the result is recorded.
+  - A sample is a host-timed loop of steps at least --min-sample-ms long (CUDA: synchronize
+    before the clock starts and before it stops), divided by its step count.
+  - plain and kernel alternate within each repeat, in A B then B A order on alternate
+    repeats, so drift hits both alike; the figure is the median of the repeats.
+  - "activation" times the part the kernel replaces on its own: forward + backward of the
+    ReLU layer on the block's hidden activation (tokens x 4d), to show its share of a step.
+Writes results/<device>/training_step.json (device "cpu", or the GPU's name, e.g. "h200").
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (tokens, width) per device; the hidden width is 4 x width. CPU shapes keep a full run to
+# about a minute on the 2-core dev machine; GPU shapes span launch-bound to bandwidth-bound.
+SHAPES = {
+    "cpu": [(256, 256), (1024, 512), (2048, 1024)],
+    "cuda": [(1024, 1024), (4096, 2048), (8192, 4096), (16384, 4096)],
+}
+QUICK_SHAPES = {"cpu": [(256, 256)], "cuda": [(1024, 1024), (8192, 4096)]}
+DTYPES = {"cpu": ["float32"], "cuda": ["bfloat16", "float32"]}
+
+
+class MLPBlock(nn.Module):
+    def __init__(self, width: int, relu: type[nn.Module]):
+        super().__init__()
+        self.up = nn.Linear(width, 4 * width)
+        self.act = relu()
+        self.down = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        return self.down(self.act(self.up(x)))
+
+
+def kernelizable_relu():
+    from kernels import use_kernel_forward_from_hub
+
+    @use_kernel_forward_from_hub("ReLU")
+    class HubReLU(nn.ReLU):
+        pass
+
+    return HubReLU
+
+
+class CheckoutLayerRepository:
+    """A kernels layer repository for this checkout's build of one backend. kernels'
+    LocalLayerRepository loads the machine's default backend (CUDA on a GPU machine); this
+    one names it, so a CPU run on a GPU machine measures the CPU kernel."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.layer_name = "ReLU"
+
+    def load(self):
+        from kernels import get_local_kernel
+
+        return get_local_kernel(ROOT, backend=self.backend).layers.ReLU
+
+    def __str__(self):
+        return f"{ROOT} ({self.backend} build), layer ReLU"
+
+
+def kernelized(model: nn.Module, device: str) -> nn.Module:
+    from kernels import Mode, kernelize, use_kernel_mapping
+
+    with use_kernel_mapping({"ReLU": {device: CheckoutLayerRepository(device)}}, inherit_mapping=False):
+        kernelize(model, mode=Mode.TRAINING, device=device, use_fallback=False)
+    # The kernel maps NaN to 0 where nn.ReLU keeps it: proof the forward was replaced.
+    probe = torch.tensor([float("nan"), 1.0], device=device)
+    assert model.act(probe).tolist() == [0.0, 1.0], "kernelize kept nn.ReLU's forward"
+    return model
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def make_step(module: nn.Module, x: torch.Tensor, grad: torch.Tensor):
+    params = list(module.parameters())
+
+    def step():
+        for p in params:
+            p.grad = None
+        x.grad = None
+        module(x).backward(grad)
+
+    return step
+
+
+def snapshot(module: nn.Module, x: torch.Tensor, grad: torch.Tensor) -> list[torch.Tensor]:
+    for p in module.parameters():
+        p.grad = None
+    x.grad = None
+    y = module(x)
+    y.backward(grad)
+    return [y.detach()] + [t.grad.detach().clone() for t in [x, *module.parameters()]]
+
+
+def time_sample(step, device: str, steps: int) -> float:
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    synchronize(device)
+    return (time.perf_counter() - start) / steps
+
+
+def steps_per_sample(step, device: str, min_sample_s: float) -> int:
+    step()  # warm-up (allocator, first-call costs)
+    steps = 1
+    while True:
+        elapsed = time_sample(step, device, steps) * steps
+        if elapsed >= min_sample_s:
+            return steps
+        steps = max(steps * 2, int(steps * min_sample_s / max(elapsed, 1e-9)) + 1)
+
+
+def compare_interleaved(steps: dict, device: str, repeats: int, min_sample_s: float) -> dict:
+    counts = {name: steps_per_sample(step, device, min_sample_s) for name, step in steps.items()}
+    samples = {name: [] for name in steps}
+    order = list(steps)
+    for r in range(repeats):
+        for name in order if r % 2 == 0 else reversed(order):
+            samples[name].append(time_sample(steps[name], device, counts[name]))
+    return {
+        name: {
+            "median_us": statistics.median(s) * 1e6,
+            "min_us": min(s) * 1e6,
+            "samples_us": [round(v * 1e6, 3) for v in s],
+            "steps_per_sample": counts[name],
+        }
+        for name, s in samples.items()
+    }
+
+
+def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device: str, args) -> dict:
+    dtype = getattr(torch, dtype_name)
+    torch.manual_seed(0)
+    plain_block = MLPBlock(width, kernelizable_relu()).to(device=device, dtype=dtype)
+    kernel_block = kernelized(copy.deepcopy(plain_block), device)
+    if workload == "mlp_block":
+        plain, kernel = plain_block, kernel_block
+        x = torch.randn(tokens, width, device=device, dtype=dtype, requires_grad=True)
+        grad = torch.randn(tokens, width, device=device, dtype=dtype)
+    else:  # the ReLU layer alone, on the hidden activation
+        plain, kernel = plain_block.act, kernel_block.act
+        x = torch.randn(tokens, 4 * width, device=device, dtype=dtype, requires_grad=True)
+        grad = torch.randn(tokens, 4 * width, device=device, dtype=dtype)
+
+    pairs = list(zip(snapshot(plain, x, grad), snapshot(kernel, x, grad)))
+    equal = all(torch.equal(a, b) for a, b in pairs)
+    max_abs_diff = max((a.float() - b.float()).abs().max().item() for a, b in pairs)
+    timings = compare_interleaved(
+        {"plain": make_step(plain, x, grad), "kernel": make_step(kernel, x, grad)},
+        device,
+        args.repeats,
+        args.min_sample_ms / 1e3,
+    )
+    record = {
+        "workload": workload,
+        "dtype": dtype_name,
+        "tokens": tokens,
+        "width": width,
+        "hidden": 4 * width,
+        "equal_outputs_and_grads": equal,
+        "max_abs_diff": max_abs_diff,
+        **{f"{name}": t for name, t in timings.items()},
+    }
+    record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
+    return record
+
+
+def device_label(device: str) -> str:
+    """The results directory, as benchmarks/sweep.py names it."""
+    if device == "cpu":
+        return "cpu"
+    name = torch.cuda.get_device_name(0).lower().replace("nvidia", "")
+    return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cuda"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def git_revision() -> str:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        return rev.stdout.strip() + ("+dirty" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--quick", action="store_true", help="one or two shapes, 3 repeats")
+    parser.add_argument("--repeats", type=int, default=None, help="samples per variant (default 9, quick 3)")
+    parser.add_argument("--min-sample-ms", type=float, default=None, help="default CPU 100, CUDA 20")
+    parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
+    parser.add_argument("--out", type=Path, default=None, help="default results/<device>/training_step.json")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = args.device
+    if device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda: torch sees no CUDA device")
+    args.repeats = args.repeats or (3 if args.quick else 9)
+    args.min_sample_ms = args.min_sample_ms or (100.0 if device == "cpu" else 20.0)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import kernels
+
+    from kernels import get_local_kernel
+
+    ops = get_local_kernel(ROOT, backend=device)._ops.ops
+    out = args.out or ROOT / "results" / device_label(device) / "training_step.json"
+    meta = {
+        "command": "python benchmarks/training_step.py " + " ".join(sys.argv[1:]),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "git": git_revision(),
+        "device": device_label(device),
+        "device_name": torch.cuda.get_device_name(0) if device == "cuda" else cpu_model(),
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "kernels": kernels.__version__,
+        "cpu_isa": ops.cpu_isa() if device == "cpu" and hasattr(ops, "cpu_isa") else None,
+        "repeats": args.repeats,
+        "min_sample_ms": args.min_sample_ms,
+        "loadavg_start": os.getloadavg(),
+    }
+    records = []
+    shapes = (QUICK_SHAPES if args.quick else SHAPES)[device]
+    for dtype_name in DTYPES[device]:
+        for tokens, width in shapes:
+            for workload in ("mlp_block", "activation"):
+                r = run_workload(workload, dtype_name, tokens, width, device, args)
+                records.append(r)
+                print(
+                    f"{workload:10s} {dtype_name:9s} tokens {tokens:6d} width {width:5d}  "
+                    f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
+                    f"kernel/plain {r['kernel_over_plain']:.3f}  equal {r['equal_outputs_and_grads']}",
+                    flush=True,
+                )
+    meta["loadavg_end"] = os.getloadavg()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
+    print(f"-> {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+// How the CUDA kernels are launched: the one function that picks threads per block, 16-byte
+// vectors per thread, the grid and the cache hints, from the device's properties and the
+// size of the pass. Nothing here depends on a tensor's shape, only on its element count.
+//
+// Every constant names the measurement that chose it (H200, scripts/h200_tune.py). For other
+// architectures (8.0, 8.9, 10.0, 12.0) nobody here could run a kernel: the same choices are
+// applied there as a GUESS, not a measurement.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime.h>
+
+#include "relu-cuda/memory.cuh"
+
+namespace relu_kernel {
+
+// What the policy reads from a device; queried once per device and cached, so a call
+// costs no driver query.
+struct DeviceTraits {
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  int compute_capability = 0;  // major * 10 + minor
+};
+
+inline const DeviceTraits& device_traits(c10::DeviceIndex device) {
+  static std::once_flag once;
+  static std::vector<DeviceTraits> traits;
+  std::call_once(once, [] {
+    traits.resize(size_t(c10::cuda::device_count()));
+    for (size_t d = 0; d < traits.size(); ++d) {
+      int sms = 0, l2 = 0, major = 0, minor = 0;
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, int(d)));
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, int(d)));
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, int(d)));
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, int(d)));
+      traits[d] = DeviceTraits{sms, l2, major * 10 + minor};
+    }
+  });
+  return traits.at(size_t(device));
+}
+
+struct LaunchPolicy {
+  int threads;             // per block
+  int vectors_per_thread;  // 16-byte vectors each thread moves per loop trip: 1, 2 or 4
+  int64_t blocks;          // grid size; the kernel loops when the grid covers less
+  CacheHint load_hint;
+  CacheHint store_hint;
+};
+
+// The largest grid.x any CUDA device accepts.
+constexpr int64_t kMaxGridX = 2147483647;
+
+// The measurements behind the constants below, each from `scripts/h200.sh tests tune
+// l2band` on an H200 (132 SMs, 60 MiB L2), GPU time per call from CUDA-graph replay,
+// float32 unless named: results/h200/run1/ (vectors, threads, grid: tune.json, isolated
+// calls hot and cold, float32/float16/bfloat16/int8, 4 KiB..1 GiB, about 20 launch variants
+// per size beside torch.relu and the copy ceiling) and results/h200/run2/ (the cache hints:
+// the same again plus l2_band.json, relu between a producer and a consumer kernel,
+// L2_BAND_CLIFF.md). results/h200/run3/ repeated both with this policy in place, on
+// another machine, and reproduced every choice.
+
+// One 16-byte vector per thread and loop trip. 2, 4 and 8 were never faster from 16 MiB
+// up and 3-4% slower at DRAM sizes (1 GiB cold: 500.9 us with 1, 520.9 with 2; 64 MiB cold:
+// 33.45 vs 34.29 us), as ANCHORS.md reports for a 4x unroll; below 16 MiB the best count
+// changed from size to size within +-2%.
+constexpr int kVectorsPerThread = 1;
+
+// Threads per block: 256 (1 MiB hot: 1.76 us with 256, 1.82 with 128; 512 and 1024 were
+// slower at every size, up to 1.63 vs 1.27 us at 4 KiB) unless that grid would not reach
+// every SM once (fewer than sm_count * 256 vectors: 528 KiB on the H200). Such a tensor is
+// a few blocks, and blocks of 128 spread it over twice the SMs: 4 KiB 1.26 vs 1.27 us
+// (float16 1.46 vs 1.50, bfloat16 1.57 vs 1.59, int8 1.46 vs 1.47), 64 KiB 1.44 vs 1.45
+// (bfloat16 1.58 vs 1.60): small gains, at the resolution of the timing.
+constexpr int kThreads = 256;
+constexpr int kThreadsBelowOneWave = 128;
+
+// Streaming (evict-first) loads and stores only for passes whose tensors together
+// (inputs + output) fill at least 3/4 of the L2, 45 MiB on the H200 (a 22.5 MiB forward
+// input). Below that, a consumer of relu's output usually finds it in L2, and streaming
+// stores took that away: relu inside a producer -> relu -> consumer chain (float32) cost
+// 4.20 us with plain accesses and 4.83 with streaming ones at 8 MiB, 5.38 vs 6.89 at
+// 16 MiB (L2_BAND_CLIFF.md). From 24 MiB up the same chain gained instead, 2-10% from 32
+// to 80 MiB (48 MiB: 24.26 vs 25.71 us), and isolated calls were even (1 GiB cold: 500.6
+// vs 501.0 us; 64 MiB cold: 33.34 vs 33.54). The price below the threshold: an isolated
+// call on cold data, never reused, is 2-7% slower than with streaming (1 MiB cold: 2.47 vs
+// 2.29 us, 8 MiB cold: 6.17 vs 5.99; torch.relu 2.39 and 5.88).
+constexpr int64_t kStreamingFootprintL2Numerator = 3;
+constexpr int64_t kStreamingFootprintL2Denominator = 4;
+
+// A grid that covers the tensor once, one vector per thread: persistent grids of 4, 8 or
+// 16 blocks per SM with a grid-stride loop were slower (8 MiB cold: 6.85, 6.38, 6.28 us
+// against 6.27), as ANCHORS.md found for 8 per SM. The kernel still loops, so a grid
+// capped at kMaxGridX covers any count.
+
+// For capabilities 8.0, 8.9, 10.0 and 12.0 the same choices apply, the wave size scaled by
+// their SM count and the streaming threshold by their L2 size: a GUESS, unmeasured. The
+// compute capability changed no choice on the H200 and is carried for a later retune.
+
+inline int64_t blocks_for(int64_t units, int64_t units_per_block) {
+  const int64_t blocks = (units + units_per_block - 1) / units_per_block;
+  if (blocks < 1) return 1;  // the block that writes the head and tail
+  return blocks < kMaxGridX ? blocks : kMaxGridX;
+}
+
+// `vectors`: whole 16-byte vectors of each tensor (the head and tail elements ride along);
+// `tensors`: how many tensors the pass reads and writes (2 forward, 3 backward).
+inline LaunchPolicy choose_launch_policy(const DeviceTraits& device, int64_t vectors,
+                                         int tensors) {
+  const int64_t footprint_bytes = vectors * kVectorBytes * tensors;
+  LaunchPolicy policy{};
+  policy.threads =
+      vectors < int64_t(device.sm_count) * kThreads ? kThreadsBelowOneWave : kThreads;
+  policy.vectors_per_thread = kVectorsPerThread;
+  const bool streaming = footprint_bytes * kStreamingFootprintL2Denominator >=
+                         device.l2_bytes * kStreamingFootprintL2Numerator;
+  const CacheHint hint = streaming ? CacheHint::kStreaming : CacheHint::kDefault;
+  policy.load_hint = hint;
+  policy.store_hint = hint;
+  policy.blocks = blocks_for(vectors, int64_t(policy.threads) * policy.vectors_per_thread);
+  return policy;
+}
+
+// Operands whose addresses differ modulo 16: one element per thread (a fallback for views
+// at odd offsets, not tuned).
+inline LaunchPolicy choose_scalar_launch_policy(const DeviceTraits& device, int64_t elements) {
+  (void)device;
+  LaunchPolicy policy{};
+  policy.threads = kThreads;
+  policy.vectors_per_thread = 0;
+  policy.load_hint = CacheHint::kDefault;
+  policy.store_hint = CacheHint::kDefault;
+  policy.blocks = blocks_for(elements, policy.threads);
+  return policy;
+}
+
+}  // namespace relu_kernel

@@ -1,0 +1,208 @@
+// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h).
+//
+// Shape of a pass, the same for every dtype and both directions:
+//   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
+//     relu_word16 / relu_backward_word16 (relu-common/relu_element.h): int8 through
+//     __vmaxs4, float16/bfloat16 as bit patterns, float/double/int by compare and select;
+//   - the elements before the first 16-byte boundary (head) and after the last whole
+//     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
+//     thread of block 0: the body itself has no per-element bound check;
+//   - the grid is a function of the element count only (launch_policy.h), with a loop in
+//     the kernel so that any count, above 2^31 elements too, is covered with 64-bit indices;
+//   - when the tensors' addresses differ modulo 16 (a view at an odd offset and a fresh
+//     output), no vector covers the same elements of both: a plain one-element-per-thread
+//     kernel runs instead. Correct and coalesced, slower for 1- and 2-byte dtypes.
+// Everything runs on the current stream of the tensors' device, under a device guard, with
+// no allocation and no host synchronisation, so the op can be captured in a CUDA graph.
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cuda_runtime.h>
+
+#include "relu-common/relu_element.h"
+#include "relu-cuda/launch_policy.h"
+#include "relu-cuda/memory.cuh"
+#include "torch-ext/relu_dtypes.h"
+#include "torch-ext/torch_binding.h"
+
+namespace relu_kernel {
+
+// The operands of one pass: kInputs input streams and one output, all of `n` elements of
+// Fmt. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
+template <typename Fmt, int kInputs>
+struct Pass {
+  using Storage = typename Fmt::Storage;
+  const Storage* in[kInputs];
+  Storage* out;
+  int64_t n;
+};
+
+template <typename Fmt>
+struct ForwardOp {
+  using Format = Fmt;
+  static constexpr int kInputs = 1;
+  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[1]) {
+    return as_vector16<Fmt>(relu_word16<Fmt>(as_word16<Fmt>(in[0])));
+  }
+  static __device__ __forceinline__ typename Fmt::Storage element(
+      const typename Fmt::Storage* const (&in)[1], int64_t i) {
+    return relu_element<Fmt>(in[0][i]);
+  }
+};
+
+template <typename Fmt>
+struct BackwardOp {
+  using Format = Fmt;
+  static constexpr int kInputs = 2;
+  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[2]) {
+    return as_vector16<Fmt>(
+        relu_backward_word16<Fmt>(as_word16<Fmt>(in[0]), as_word16<Fmt>(in[1])));
+  }
+  static __device__ __forceinline__ typename Fmt::Storage element(
+      const typename Fmt::Storage* const (&in)[2], int64_t i) {
+    return relu_backward_element<Fmt>(in[0][i], in[1][i]);
+  }
+};
+
+// The vector body plus block 0's head and tail. Every operand shares one misalignment
+// modulo 16, so `split` applies to all of them. Each thread loads all its vectors before
+// it computes and stores any: kVectors * kInputs loads in flight per thread.
+// In place (out == in[0]) is safe: each vector is read and written by the same thread.
+template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
+__global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass,
+                                     VectorSplit split) {
+  constexpr int kInputs = Op::kInputs;
+  if (blockIdx.x == 0) {
+    const int64_t t = threadIdx.x;  // blockDim.x >= 32 > head + tail
+    if (t < split.head) {
+      pass.out[t] = Op::element(pass.in, t);
+    } else if (t - split.head < split.tail) {
+      const int64_t i = split.tail_start + (t - split.head);
+      pass.out[i] = Op::element(pass.in, i);
+    }
+  }
+  const Vector16* in[kInputs];
+#pragma unroll
+  for (int k = 0; k < kInputs; ++k) {
+    in[k] = reinterpret_cast<const Vector16*>(pass.in[k] + split.head);
+  }
+  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  const int64_t n = split.vectors;
+  const int64_t threads = blockDim.x;
+  const int64_t tile = threads * kVectors;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+    const int64_t first = base + threadIdx.x;
+    Vector16 v[kVectors][kInputs];
+    if (base + tile <= n) {  // a whole tile: no bound checks
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+#pragma unroll
+        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kLoad>(in[k] + first + j * threads);
+      }
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+        store_vector16<kStore>(out + first + j * threads, Op::vector(v[j]));
+      }
+    } else {  // the grid's last, partial tile
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+        const int64_t i = first + j * threads;
+        if (i < n) {
+#pragma unroll
+          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kLoad>(in[k] + i);
+          store_vector16<kStore>(out + i, Op::vector(v[j]));
+        }
+      }
+    }
+  }
+}
+
+// Operands whose addresses differ modulo 16: one element per thread and loop trip.
+template <typename Op>
+__global__ void elementwise_scalar(Pass<typename Op::Format, Op::kInputs> pass) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pass.n; i += stride) {
+    pass.out[i] = Op::element(pass.in, i);
+  }
+}
+
+template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
+void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
+                     const LaunchPolicy& policy, cudaStream_t stream) {
+  elementwise_vector16<Op, kVectors, kLoad, kStore>
+      <<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass, split);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// The cache-hint pairs the policy may choose, each a compiled kernel.
+template <typename Op>
+void launch_chosen_vector16(const Pass<typename Op::Format, Op::kInputs>& pass,
+                            const VectorSplit& split, const LaunchPolicy& policy,
+                            cudaStream_t stream) {
+  TORCH_INTERNAL_ASSERT(policy.vectors_per_thread == kVectorsPerThread);
+  if (policy.load_hint == CacheHint::kStreaming && policy.store_hint == CacheHint::kStreaming) {
+    launch_vector16<Op, kVectorsPerThread, CacheHint::kStreaming, CacheHint::kStreaming>(
+        pass, split, policy, stream);
+  } else {
+    TORCH_INTERNAL_ASSERT(policy.load_hint == CacheHint::kDefault &&
+                          policy.store_hint == CacheHint::kDefault);
+    launch_vector16<Op, kVectorsPerThread, CacheHint::kDefault, CacheHint::kDefault>(
+        pass, split, policy, stream);
+  }
+}
+
+template <typename Op>
+void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, c10::DeviceIndex device) {
+  using Storage = typename Op::Format::Storage;
+  constexpr int kElementBytes = int(sizeof(Storage));
+  const int misalignment = misalignment16(pass.out);
+  TORCH_CHECK(is_element_aligned(pass.out, kElementBytes), "relu: the output's address is not "
+              "a multiple of its element size; pass a tensor from a torch allocation");
+  bool same_misalignment = true;
+  for (int k = 0; k < Op::kInputs; ++k) {
+    TORCH_CHECK(is_element_aligned(pass.in[k], kElementBytes), "relu: an input's address is "
+                "not a multiple of its element size; pass a tensor from a torch allocation");
+    same_misalignment = same_misalignment && misalignment16(pass.in[k]) == misalignment;
+  }
+  const DeviceTraits& traits = device_traits(device);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  if (same_misalignment) {
+    const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes);
+    const LaunchPolicy policy = choose_launch_policy(traits, split.vectors, Op::kInputs + 1);
+    launch_chosen_vector16<Op>(pass, split, policy, stream);
+  } else {
+    const LaunchPolicy policy = choose_scalar_launch_policy(traits, pass.n);
+    elementwise_scalar<Op><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+}  // namespace relu_kernel
+
+void relu_flat_cuda(const at::Tensor& x, at::Tensor& out) {
+  using namespace relu_kernel;
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  visit_format(x.scalar_type(), [&](auto format) {
+    using Fmt = decltype(format);
+    const Pass<Fmt, 1> pass{{data_of<Fmt>(x)}, mutable_data_of<Fmt>(out), x.numel()};
+    run_pass<ForwardOp<Fmt>>(pass, x.device().index());
+  });
+}
+
+void relu_backward_flat_cuda(const at::Tensor& grad_out, const at::Tensor& result,
+                             at::Tensor& grad_in) {
+  using namespace relu_kernel;
+  const c10::cuda::CUDAGuard device_guard(result.device());
+  visit_format(result.scalar_type(), [&](auto format) {
+    using Fmt = decltype(format);
+    if constexpr (Fmt::kKind == LaneKind::kIeeeFloat) {  // the binding allows floats only
+      const Pass<Fmt, 2> pass{{data_of<Fmt>(grad_out), data_of<Fmt>(result)},
+                              mutable_data_of<Fmt>(grad_in), result.numel()};
+      run_pass<BackwardOp<Fmt>>(pass, result.device().index());
+    } else {
+      TORCH_CHECK(false, "relu_backward: no gradient for dtype ", result.scalar_type());
+    }
+  });
+}

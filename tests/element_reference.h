@@ -1,0 +1,163 @@
+// The tests' own ReLU of one element, written from the definition and sharing nothing with
+// relu-common/relu_element.h: decode the value, out = x > 0 ? x : +0. float16 is decoded
+// field by field, bfloat16/float32/float64 through the host's float types, integers by
+// their sign bit. Also the random and special lanes the checkers feed the kernels.
+// Used by tests/relu_element_check.cpp and tests/xpu_items_check.cpp.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "relu-common/relu_element.h"
+
+namespace relu_check {
+
+using namespace relu_kernel;
+
+using namespace relu_kernel;
+
+// --mutant: the reference keeps NaN (torch's CPU relu), so that a run must fail.
+inline bool g_mutant = false;
+
+inline uint64_t g_rng_state = 0;
+
+inline uint64_t next_random() {  // splitmix64
+  uint64_t z = (g_rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// ---------------------------------------------------------------- the reference
+enum class RefKind { kFloat16, kBFloat16, kFloat32, kFloat64, kSigned, kUnsigned };
+
+struct RefFormat {
+  RefKind kind;
+  int bits;
+  const char* name;
+};
+
+template <typename Fmt> RefFormat ref_format();
+template <> inline RefFormat ref_format<Float16Format>() { return {RefKind::kFloat16, 16, "float16"}; }
+template <> inline RefFormat ref_format<BFloat16Format>() { return {RefKind::kBFloat16, 16, "bfloat16"}; }
+template <> inline RefFormat ref_format<Float32Format>() { return {RefKind::kFloat32, 32, "float32"}; }
+template <> inline RefFormat ref_format<Float64Format>() { return {RefKind::kFloat64, 64, "float64"}; }
+template <> inline RefFormat ref_format<Int8Format>() { return {RefKind::kSigned, 8, "int8"}; }
+template <> inline RefFormat ref_format<Int16Format>() { return {RefKind::kSigned, 16, "int16"}; }
+template <> inline RefFormat ref_format<Int32Format>() { return {RefKind::kSigned, 32, "int32"}; }
+template <> inline RefFormat ref_format<Int64Format>() { return {RefKind::kSigned, 64, "int64"}; }
+template <> inline RefFormat ref_format<UInt8Format>() { return {RefKind::kUnsigned, 8, "uint8"}; }
+
+inline uint64_t lane_mask(int bits) { return bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1; }
+
+// IEEE binary16: 1 sign, 5 exponent, 10 mantissa bits, decoded by hand.
+inline double decode_float16(uint64_t bits) {
+  const int sign = int((bits >> 15) & 1);
+  const int exponent = int((bits >> 10) & 0x1f);
+  const int mantissa = int(bits & 0x3ff);
+  double magnitude;
+  if (exponent == 0x1f) {
+    magnitude = mantissa != 0 ? std::nan("") : INFINITY;
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(double(mantissa), -24);  // subnormal
+  } else {
+    magnitude = std::ldexp(double(mantissa + 1024), exponent - 25);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+// Whether the element with these bits is > 0. NaN compares false.
+inline bool ref_positive(RefFormat f, uint64_t bits) {
+  switch (f.kind) {
+    case RefKind::kFloat16:
+      return decode_float16(bits) > 0.0;
+    case RefKind::kBFloat16: {  // bfloat16 is the top half of a float32
+      const uint32_t widened = uint32_t(bits) << 16;
+      float value;
+      std::memcpy(&value, &widened, 4);
+      return value > 0.0f;
+    }
+    case RefKind::kFloat32: {
+      const uint32_t narrow = uint32_t(bits);
+      float value;
+      std::memcpy(&value, &narrow, 4);
+      return value > 0.0f;
+    }
+    case RefKind::kFloat64: {
+      double value;
+      std::memcpy(&value, &bits, 8);
+      return value > 0.0;
+    }
+    case RefKind::kSigned: {
+      const uint64_t sign_bit = uint64_t(1) << (f.bits - 1);
+      return (bits & sign_bit) == 0 && bits != 0;
+    }
+    case RefKind::kUnsigned:
+      return bits != 0;
+  }
+  return false;
+}
+
+inline bool ref_is_nan(RefFormat f, uint64_t bits) {
+  switch (f.kind) {
+    case RefKind::kFloat16: return std::isnan(decode_float16(bits));
+    case RefKind::kBFloat16: return (bits & 0x7f80) == 0x7f80 && (bits & 0x7f) != 0;
+    case RefKind::kFloat32: return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0;
+    case RefKind::kFloat64: {
+      double value;
+      std::memcpy(&value, &bits, 8);
+      return std::isnan(value);
+    }
+    default: return false;
+  }
+}
+
+// Bits of relu(x): x where x > 0, else +0 (all bits clear).
+inline uint64_t ref_relu(RefFormat f, uint64_t bits) {
+  if (g_mutant && ref_is_nan(f, bits)) return bits;  // deliberately wrong: NaN -> NaN
+  return ref_positive(f, bits) ? bits : 0;
+}
+
+inline uint64_t ref_relu_backward(RefFormat f, uint64_t grad, uint64_t result) {
+  if (g_mutant && ref_is_nan(f, result)) return grad;
+  return ref_positive(f, result) ? grad : 0;
+}
+
+// ---------------------------------------------------------------- inputs
+// Lanes a kernel gets wrong first: signs, zeros, infinities, NaNs, denormals, extremes.
+template <typename Fmt>
+uint64_t special_lane(uint64_t pick) {
+  const int bits = Fmt::kLaneBits;
+  const uint64_t mask = lane_mask(bits);
+  const uint64_t sign = uint64_t(1) << (bits - 1);
+  if (Fmt::kKind == LaneKind::kIeeeFloat) {
+    const uint64_t inf = Fmt::kInfBits;
+    const uint64_t table[] = {0,           sign,           inf,         sign | inf,
+                              inf + 1,     sign | (inf + 1), inf | (inf >> 1), mask,
+                              sign - 1,    1,              sign | 1,    inf - 1,
+                              sign | (inf - 1), (inf >> 1) | 1, sign | (inf >> 1)};
+    return table[pick % (sizeof(table) / sizeof(table[0]))] & mask;
+  }
+  const uint64_t table[] = {0, 1, mask, sign, sign - 1, sign + 1, mask - 1, 2};
+  return table[pick % (sizeof(table) / sizeof(table[0]))] & mask;
+}
+
+template <typename Fmt>
+uint64_t random_lane() {
+  const uint64_t r = next_random();
+  if (r % 4 == 0) return special_lane<Fmt>(r >> 8);
+  return next_random() & lane_mask(Fmt::kLaneBits);
+}
+
+template <typename Fmt, typename Word>
+Word random_word() {
+  Word word = 0;
+  for (int shift = 0; shift < int(8 * sizeof(Word)); shift += Fmt::kLaneBits) {
+    word = Word(word | Word(random_lane<Fmt>() << shift));
+  }
+  return word;
+}
+
+
+}  // namespace relu_check

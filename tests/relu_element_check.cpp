@@ -1,0 +1,223 @@
+// Checks relu-common/relu_element.h, the element logic every backend runs, against the
+// tests' own reference (tests/element_reference.h: decode the value, out = x > 0 ? x : +0),
+// which reuses none of the header's bit tricks.
+//
+//   relu_element_check <seed> [--mutant]
+//
+// Exhaustive where the domain is small: every float16, bfloat16 and int16 bit pattern and
+// every int8/uint8 value, for relu_element, relu_backward_element and relu_lanes (each
+// pattern in each lane position of 16-, 32- and 64-bit words). Everything else on random
+// words mixing uniform bits with special values (+-0, +-inf, NaNs, denormals, extremes).
+// --mutant checks against a reference that keeps NaN (torch's CPU relu): the run must fail,
+// which shows that a wrong kernel would be caught. Exit status: 0 when everything matches.
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "relu-common/relu_element.h"
+#include "tests/element_reference.h"
+
+namespace {
+
+using namespace relu_check;
+
+long long g_checks = 0;
+long long g_failures = 0;
+
+// ---------------------------------------------------------------- comparison
+void report(const char* what, RefFormat f, const char* word_name, uint64_t input, uint64_t extra,
+            uint64_t got, uint64_t expected) {
+  ++g_failures;
+  if (g_failures <= 10) {
+    std::printf("FAIL %s<%s>%s input=0x%" PRIx64 " other=0x%" PRIx64 " got=0x%" PRIx64
+                " expected=0x%" PRIx64 "\n",
+                what, f.name, word_name, input, extra, got, expected);
+  }
+}
+
+template <typename Word>
+const char* word_name() {
+  return sizeof(Word) == 2 ? "(uint16)" : sizeof(Word) == 4 ? "(uint32)" : "(uint64)";
+}
+
+// One word through relu_lanes, lane by lane against the reference.
+template <typename Fmt, typename Word>
+void check_lanes_word(Word word) {
+  const RefFormat f = ref_format<Fmt>();
+  const Word got = relu_lanes<Fmt>(word);
+  for (int shift = 0; shift < int(8 * sizeof(Word)); shift += Fmt::kLaneBits) {
+    const uint64_t lane = (uint64_t(word) >> shift) & lane_mask(f.bits);
+    const uint64_t got_lane = (uint64_t(got) >> shift) & lane_mask(f.bits);
+    ++g_checks;
+    if (got_lane != ref_relu(f, lane)) {
+      report("relu_lanes", f, word_name<Word>(), uint64_t(word), uint64_t(shift), uint64_t(got),
+             ref_relu(f, lane) << shift);
+    }
+  }
+}
+
+template <typename Fmt, typename Word>
+void check_lanes(int random_words) {
+  constexpr int kBits = Fmt::kLaneBits;
+  if constexpr (kBits <= 16) {
+    // Every pattern in every lane position, the other lanes random.
+    for (uint64_t pattern = 0; pattern <= lane_mask(kBits); ++pattern) {
+      for (int shift = 0; shift < int(8 * sizeof(Word)); shift += kBits) {
+        Word word = random_word<Fmt, Word>();
+        word = Word(word & Word(~Word(lane_mask(kBits) << shift)));
+        word = Word(word | Word(pattern << shift));
+        check_lanes_word<Fmt, Word>(word);
+      }
+    }
+  }
+  for (int i = 0; i < random_words; ++i) check_lanes_word<Fmt, Word>(random_word<Fmt, Word>());
+}
+
+template <typename Fmt>
+typename Fmt::Storage storage_from_bits(uint64_t bits) {
+  typename Fmt::Storage value;
+  std::memcpy(&value, &bits, sizeof(value));  // little-endian: the low bytes
+  return value;
+}
+
+template <typename Fmt>
+uint64_t bits_of(typename Fmt::Storage value) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(value));
+  return bits;
+}
+
+template <typename Fmt>
+void check_element(uint64_t x, uint64_t grad) {
+  const RefFormat f = ref_format<Fmt>();
+  const uint64_t got = bits_of<Fmt>(relu_element<Fmt>(storage_from_bits<Fmt>(x)));
+  ++g_checks;
+  if (got != ref_relu(f, x)) report("relu_element", f, "", x, 0, got, ref_relu(f, x));
+  const uint64_t got_grad = bits_of<Fmt>(
+      relu_backward_element<Fmt>(storage_from_bits<Fmt>(grad), storage_from_bits<Fmt>(x)));
+  ++g_checks;
+  if (got_grad != ref_relu_backward(f, grad, x)) {
+    report("relu_backward_element", f, "", x, grad, got_grad, ref_relu_backward(f, grad, x));
+  }
+}
+
+template <typename Fmt>
+void check_elements(int random_values) {
+  constexpr int kBits = Fmt::kLaneBits;
+  if constexpr (kBits <= 16) {
+    for (uint64_t x = 0; x <= lane_mask(kBits); ++x) check_element<Fmt>(x, random_lane<Fmt>());
+  }
+  for (int i = 0; i < 64; ++i) check_element<Fmt>(special_lane<Fmt>(uint64_t(i)), random_lane<Fmt>());
+  for (int i = 0; i < random_values; ++i) check_element<Fmt>(random_lane<Fmt>(), random_lane<Fmt>());
+}
+
+template <typename Fmt>
+void check_word(typename Fmt::Word word) {
+  using Word = typename Fmt::Word;
+  const RefFormat f = ref_format<Fmt>();
+  const Word got = relu_word<Fmt>(word);
+  for (int shift = 0; shift < int(8 * sizeof(Word)); shift += Fmt::kLaneBits) {
+    const uint64_t lane = (uint64_t(word) >> shift) & lane_mask(f.bits);
+    const uint64_t got_lane = (uint64_t(got) >> shift) & lane_mask(f.bits);
+    ++g_checks;
+    if (got_lane != ref_relu(f, lane)) {
+      report("relu_word", f, word_name<Word>(), uint64_t(word), uint64_t(shift), uint64_t(got),
+             ref_relu(f, lane) << shift);
+    }
+  }
+}
+
+template <typename Fmt>
+Word16<Fmt> random_word16() {
+  Word16<Fmt> v;
+  for (int i = 0; i < Word16<Fmt>::kWords; ++i) v.words[i] = random_word<Fmt, typename Fmt::Word>();
+  return v;
+}
+
+template <typename Fmt>
+uint64_t element_of(const Word16<Fmt>& v, int i) {
+  constexpr int kSize = Fmt::kLaneBits / 8;
+  uint64_t bits = 0;
+  std::memcpy(&bits, reinterpret_cast<const unsigned char*>(v.words) + i * kSize, kSize);
+  return bits;
+}
+
+template <typename Fmt>
+void check_word16(const Word16<Fmt>& x, const Word16<Fmt>& grad) {
+  const RefFormat f = ref_format<Fmt>();
+  const Word16<Fmt> out = relu_word16<Fmt>(x);
+  const Word16<Fmt> grad_in = relu_backward_word16<Fmt>(grad, x);
+  for (int i = 0; i < Word16<Fmt>::kElements; ++i) {
+    const uint64_t xi = element_of<Fmt>(x, i);
+    const uint64_t gi = element_of<Fmt>(grad, i);
+    g_checks += 2;
+    if (element_of<Fmt>(out, i) != ref_relu(f, xi)) {
+      report("relu_word16", f, "", xi, uint64_t(i), element_of<Fmt>(out, i), ref_relu(f, xi));
+    }
+    if (element_of<Fmt>(grad_in, i) != ref_relu_backward(f, gi, xi)) {
+      report("relu_backward_word16", f, "", xi, gi, element_of<Fmt>(grad_in, i),
+             ref_relu_backward(f, gi, xi));
+    }
+  }
+}
+
+template <typename Fmt>
+void check_words(int random_words) {
+  using Word = typename Fmt::Word;
+  for (int i = 0; i < random_words; ++i) check_word<Fmt>(random_word<Fmt, Word>());
+  // Word16 with each exhaustively-enumerable pattern in each element position.
+  constexpr int kBits = Fmt::kLaneBits;
+  if constexpr (kBits <= 16) {
+    for (uint64_t pattern = 0; pattern <= lane_mask(kBits); ++pattern) {
+      Word16<Fmt> x = random_word16<Fmt>();
+      const int position = int(next_random() % Word16<Fmt>::kElements);
+      std::memcpy(reinterpret_cast<unsigned char*>(x.words) + position * (kBits / 8), &pattern,
+                  kBits / 8);
+      check_word16<Fmt>(x, random_word16<Fmt>());
+    }
+  }
+  for (int i = 0; i < random_words / 4; ++i) check_word16<Fmt>(random_word16<Fmt>(), random_word16<Fmt>());
+}
+
+template <typename Fmt>
+void check_format(int random_count) {
+  const long long failures_before = g_failures;
+  const long long checks_before = g_checks;
+  check_elements<Fmt>(random_count);
+  if constexpr (Fmt::kLaneBits <= 16) check_lanes<Fmt, uint16_t>(random_count);
+  if constexpr (Fmt::kLaneBits <= 32) check_lanes<Fmt, uint32_t>(random_count);
+  check_lanes<Fmt, uint64_t>(random_count);
+  check_words<Fmt>(random_count);
+  std::printf("%-9s %10lld checks, %lld failures\n", ref_format<Fmt>().name,
+              g_checks - checks_before, g_failures - failures_before);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <seed> [--mutant]\n", argv[0]);
+    return 2;
+  }
+  g_rng_state = std::strtoull(argv[1], nullptr, 0);
+  g_mutant = argc > 2 && std::string(argv[2]) == "--mutant";
+  std::printf("seed %s%s\n", argv[1], g_mutant ? " (mutant reference)" : "");
+
+  constexpr int kRandom = 200000;
+  check_format<Float32Format>(kRandom);
+  check_format<Float64Format>(kRandom);
+  check_format<Float16Format>(kRandom);
+  check_format<BFloat16Format>(kRandom);
+  check_format<Int8Format>(kRandom);
+  check_format<Int16Format>(kRandom);
+  check_format<Int32Format>(kRandom);
+  check_format<Int64Format>(kRandom);
+  check_format<UInt8Format>(kRandom);
+
+  std::printf("%lld checks, %lld failures\n", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}

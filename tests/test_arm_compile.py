@@ -1,0 +1,78 @@
+"""The CPU kernel on aarch64: relu-cpu/relu_cpu.cpp cross-compiled with Debian's
+g++-aarch64-linux-gnu, as kernel-builder would compile it for an ARM variant (-DCPU_KERNEL,
+-O3, C++20, torch's headers), and every portable loop, which is what runs on ARM, holds
+16-byte NEON loads, stores and vector operations. Compiled only: nothing runs on ARM here."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch.utils.cpp_extension
+
+ROOT = Path(__file__).resolve().parent.parent
+CROSS_CXX = "aarch64-linux-gnu-g++"
+CROSS_OBJDUMP = "aarch64-linux-gnu-objdump"
+INSTALL = "apt-get install -y --no-install-recommends g++-aarch64-linux-gnu"
+
+# How each dtype's Format shows in a demangled name (relu-common/relu_element.h).
+FORMAT_NAMES = {
+    "float32": "Format<float,",
+    "float16": "Format<unsigned short, (relu_kernel::LaneKind)2, 31744ul>",
+    "bfloat16": "Format<unsigned short, (relu_kernel::LaneKind)2, 32640ul>",
+    "float64": "Format<double,",
+    "int8": "Format<signed char,",
+    "int16": "Format<short,",
+    "int32": "Format<int,",
+    "int64": "Format<long,",
+    "uint8": "Format<unsigned char,",
+}
+
+Q_LOAD = re.compile(r"^(ldr\s+q\d+|ldp\s+q\d+|ld1\s+\{v)")
+Q_STORE = re.compile(r"^(str\s+q\d+|stp\s+q\d+|st1\s+\{v)")
+VECTOR_OP = re.compile(r"^(?!ld|st)\S+\s.*\bv\d+\.(16b|8h|4s|2d)\b")
+
+
+@pytest.fixture(scope="module")
+def disassembly(tmp_path_factory) -> str:
+    if not (shutil.which(CROSS_CXX) and shutil.which(CROSS_OBJDUMP)):
+        pytest.skip(f"no aarch64 cross compiler; install it with: {INSTALL}")
+    obj = tmp_path_factory.mktemp("arm") / "relu_cpu.o"
+    includes = [arg for path in torch.utils.cpp_extension.include_paths() for arg in ("-isystem", path)]
+    command = [CROSS_CXX, "-std=c++20", "-O3", "-fPIC", "-DCPU_KERNEL", "-Wall", "-Werror",
+               # torch's SmallVector, inlined into TensorIterator loops: a false positive at -O3.
+               "-Wno-maybe-uninitialized",
+               f"-I{ROOT}", *includes, "-c", str(ROOT / "relu-cpu" / "relu_cpu.cpp"), "-o", str(obj)]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, f"{' '.join(command)}\n{built.stderr[-6000:]}"
+    dump = subprocess.run([CROSS_OBJDUMP, "-d", "-C", "--no-show-raw-insn", str(obj)],
+                          capture_output=True, text=True, check=True)
+    assert "file format elf64-littleaarch64" in dump.stdout
+    return dump.stdout
+
+
+def functions(disassembly: str) -> dict[str, list[str]]:
+    """Demangled function name -> its instructions."""
+    found: dict[str, list[str]] = {}
+    current = None
+    for line in disassembly.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if header:
+            current = found.setdefault(header.group(1), [])
+        elif current is not None and "\t" in line:
+            current.append(line.split("\t", 1)[1].strip())
+    return found
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+@pytest.mark.parametrize("dtype", FORMAT_NAMES)
+def test_portable_loop_uses_neon(disassembly, direction, dtype):
+    matches = [body for name, body in functions(disassembly).items()
+               if f"{direction}_portable<relu_kernel::{FORMAT_NAMES[dtype]}" in name]
+    assert len(matches) == 1, f"{direction}_portable for {dtype}: {len(matches)} functions"
+    body = matches[0]
+    assert any(Q_LOAD.match(i) for i in body), f"no 16-byte load in {direction} {dtype}"
+    assert any(Q_STORE.match(i) for i in body), f"no 16-byte store in {direction} {dtype}"
+    if not (dtype == "uint8" and direction == "forward"):  # relu of uint8 is a plain copy
+        assert any(VECTOR_OP.match(i) for i in body), f"no NEON operation in {direction} {dtype}"

@@ -1,0 +1,191 @@
+"""kernels' kernelize with this checkout: nn.ReLU layers, and a plain function, marked with
+the Hub layer name "ReLU" run relu's layer in inference, training and training + compile
+modes, and compute what the unkernelized model computes, gradients included.
+
+The layer is mapped to this checkout two ways, both offline: LocalLayerRepository, and
+LayerRepository with LOCAL_KERNELS (set by conftest). LayerRepository(version=3) cannot
+be used offline even with LOCAL_KERNELS: kernels 0.17.2 resolves the version against the
+Hub before it consults LOCAL_KERNELS, so the mapping names revision="main".
+
+kernels loads the variant of the machine's default backend (CUDA where there is a GPU), so
+the models run on that device."""
+
+import copy
+
+import pytest
+import torch
+from kernels import (
+    FuncRepository,
+    LayerRepository,
+    LocalLayerRepository,
+    Mode,
+    kernelize,
+    use_kernel_forward_from_hub,
+    use_kernel_func_from_hub,
+    use_kernel_mapping,
+    use_kernelized_func,
+)
+from kernels.layer.layer import _validate_layer
+from torch import nn
+from torch._dynamo.testing import CompileCounterWithBackend
+
+from conftest import REPO_ID, ROOT
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+REPOSITORIES = {
+    "local-path": lambda: LocalLayerRepository(repo_path=ROOT, layer_name="ReLU"),
+    "LOCAL_KERNELS": lambda: LayerRepository(repo_id=REPO_ID, layer_name="ReLU", revision="main"),
+}
+MODES = {
+    "inference": Mode.INFERENCE,
+    "training": Mode.TRAINING,
+    "training+compile": Mode.TRAINING | Mode.TORCH_COMPILE,
+}
+NAN = float("nan")
+
+
+@use_kernel_forward_from_hub("ReLU")
+class HubReLU(nn.ReLU):
+    """nn.ReLU, replaceable by the Hub layer "ReLU" (the pattern transformers uses)."""
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(32, 64)
+        self.act = HubReLU()
+        self.mid = nn.Linear(64, 64)
+        self.act_inplace = HubReLU(inplace=True)  # the kernel returns a new tensor instead
+        self.down = nn.Linear(64, 8)
+
+    def forward(self, x):
+        return self.down(self.act_inplace(self.mid(self.act(self.up(x)))))
+
+
+def kernelized(model, repository, mode):
+    with use_kernel_mapping({"ReLU": {DEVICE: repository}}, inherit_mapping=False):
+        # use_fallback=False: a missing mapping, a mode the layer does not declare or a
+        # failed load raises instead of silently keeping nn.ReLU.
+        return kernelize(model, mode=mode, device=DEVICE, use_fallback=False)
+
+
+def runs_the_kernel(act) -> bool:
+    """relu maps NaN to 0; torch's nn.ReLU keeps NaN. Tells the two forwards apart."""
+    y = act(torch.tensor([NAN, -1.0, 2.0], device=DEVICE))
+    return y.tolist() == [0.0, 0.0, 2.0]
+
+
+def forward_backward(model, x):
+    x = x.detach().clone().requires_grad_(True)
+    y = model(x)
+    y.square().mean().backward()
+    return [y.detach(), x.grad] + [p.grad for p in model.parameters()]
+
+
+def test_layer_passes_kernels_validation(kernel):
+    # What kernelize runs on every layer it loads: no constructor, no members beyond
+    # can_torch_compile/has_backward, forward's signature that of the replaced layer.
+    _validate_layer(check_cls=nn.ReLU, cls=kernel.layers.ReLU, repo="relu")
+    assert kernel.layers.ReLU.has_backward and kernel.layers.ReLU.can_torch_compile
+
+
+@pytest.mark.parametrize("repository", REPOSITORIES)
+@pytest.mark.parametrize("mode", MODES)
+def test_kernelized_model_matches_original(repository, mode):
+    torch.manual_seed(0)
+    original = MLP().to(DEVICE)
+    model = kernelized(copy.deepcopy(original), REPOSITORIES[repository](), MODES[mode])
+    assert runs_the_kernel(model.act) and runs_the_kernel(model.act_inplace)
+    assert not runs_the_kernel(original.act)
+    x = torch.randn(16, 32, device=DEVICE)
+
+    if mode == "inference":
+        with torch.inference_mode():
+            torch.testing.assert_close(model(x), original(x))
+        return
+
+    forward = model
+    if mode == "training+compile":
+        counter = CompileCounterWithBackend("aot_eager")
+        forward = torch.compile(model, backend=counter, fullgraph=True)
+    for _ in range(2):
+        model.zero_grad()
+        original.zero_grad()
+        for got, expected in zip(forward_backward(forward, x), forward_backward(original, x)):
+            torch.testing.assert_close(got, expected)
+    if mode == "training+compile":
+        assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_kernelized_function_matches_original(mode):
+    """Function replacement: a function marked with use_kernel_forward_from_hub becomes a
+    module that kernelize swaps, once attached to a model with use_kernelized_func."""
+
+    @use_kernel_forward_from_hub("ReLU")
+    def hub_relu(x):
+        return torch.relu(x)
+
+    @use_kernelized_func(hub_relu)
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.Linear(32, 64)
+            self.down = nn.Linear(64, 8)
+
+        def forward(self, x):
+            return self.down(hub_relu(self.up(x)))
+
+    torch.manual_seed(0)
+    model = Block().to(DEVICE)
+    x = torch.randn(16, 32, device=DEVICE)
+    assert not runs_the_kernel(hub_relu)
+    expected = forward_backward(model, x)
+    model.zero_grad()
+
+    kernelized(model, REPOSITORIES["local-path"](), MODES[mode])
+    assert runs_the_kernel(hub_relu)
+    forward = torch.compile(model, backend="aot_eager", fullgraph=True) if mode == "training+compile" else model
+    if mode == "inference":
+        with torch.inference_mode():
+            torch.testing.assert_close(forward(x), expected[0])
+    else:
+        for got, want in zip(forward_backward(forward, x), expected):
+            torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_deprecated_function_repository(mode):
+    """kernels 0.17.2 still has the older function route, deprecated (it logs so):
+    use_kernel_func_from_hub + FuncRepository(func_name="relu") maps the package's
+    top-level relu function itself. The replaced function needs relu's signature."""
+
+    @use_kernel_func_from_hub("relu")
+    def hub_relu(x, out=None):
+        return torch.relu(x)
+
+    @use_kernelized_func(hub_relu)
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.Linear(32, 64)
+
+        def forward(self, x):
+            return hub_relu(self.up(x))
+
+    torch.manual_seed(0)
+    model = Block().to(DEVICE)
+    x = torch.randn(16, 32, device=DEVICE)
+    expected = forward_backward(model, x)
+    model.zero_grad()
+
+    repository = FuncRepository(repo_id=REPO_ID, func_name="relu", revision="main")
+    with use_kernel_mapping({"relu": {DEVICE: repository}}, inherit_mapping=False):
+        kernelize(model, mode=MODES[mode], device=DEVICE, use_fallback=False)
+    assert runs_the_kernel(hub_relu)
+    if mode == "inference":
+        with torch.inference_mode():
+            torch.testing.assert_close(model(x), expected[0])
+    else:
+        for got, want in zip(forward_backward(model, x), expected):
+            torch.testing.assert_close(got, want)

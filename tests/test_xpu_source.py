@@ -1,0 +1,176 @@
+"""What can be checked of the XPU backend here, with no SYCL compiler, Intel GPU or XPU torch:
+
+- the work-item code of the kernels (relu-xpu/relu_xpu_items.h), compiled with g++ and run on
+  the CPU one work-item at a time, against the tests' reference (tests/xpu_items_check.cpp);
+- build.toml's [kernel.relu_xpu] accepted by kernels' own parser, and listing every file of
+  this repository that the XPU sources include (kernel-builder copies only listed files);
+- relu-xpu/relu_xpu.cpp compiled by g++ as the host half of a SYCL build, against the SYCL
+  2020 headers of Intel's intel-sycl-rt wheel and torch's c10/xpu headers, every kernel body
+  type-checked (tests/xpu_host_compile.cpp);
+- torch-ext/torch_binding.cpp compiled with -DXPU_KERNEL (its XPU registration).
+
+Not checked: device code generation, the launch on a queue, anything at run time on a GPU
+(relu-xpu/README.md)."""
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+import torch.utils.cpp_extension
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Intel's SYCL runtime wheel: its data/include holds the DPC++ SYCL 2020 headers
+# (sycl/sycl.hpp). Pinned so that a header change upstream cannot turn the suite red; bump
+# it on purpose. Only data/include is kept (7.5 MiB of the 170 MiB wheel).
+SYCL_WHEEL = "intel-sycl-rt==2026.2.0"
+SYCL_HEADERS = ROOT / ".cache" / "sycl-headers" / SYCL_WHEEL.replace("==", "-")
+
+
+STRICT_WARNINGS = ("-Wall", "-Wextra", "-Werror")
+
+
+def compile_host(source: Path, out: Path, flags: list[str], warnings=STRICT_WARNINGS) -> Path:
+    compiler = shutil.which("g++")
+    assert compiler, "g++ is needed (it also builds the CPU kernel)"
+    command = [compiler, *flags, *warnings, f"-I{ROOT}", str(source), "-o", str(out)]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, f"{' '.join(command)}\n{built.stderr[-6000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def items_checker(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("xpu_items") / "check"
+    return compile_host(ROOT / "tests" / "xpu_items_check.cpp", out, ["-std=c++20", "-O2"])
+
+
+def run_checker(checker: Path, *args: str) -> str:
+    seed = str(secrets.randbits(63))  # fresh data every run; the seed is in the output
+    run = subprocess.run([str(checker), seed, *args], capture_output=True, text=True)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout[-6000:]}{run.stderr[-2000:]}"
+    assert run.stdout.strip().splitlines()[-1].endswith(" checks, 0 failures"), run.stdout
+    return run.stdout
+
+
+def test_work_items_match_reference(items_checker):
+    """Every dtype, every offset of each array within 16 bytes, in place, sizes around each
+    head/word/tail boundary, the real launch size and looping work-items, guard bytes."""
+    run_checker(items_checker)
+
+
+@pytest.mark.slow
+def test_work_items_index_past_2_31(items_checker):
+    """2^31 + 4099 int8 elements in place (2 GiB), fewer work-items than words."""
+    run_checker(items_checker, "--large")
+
+
+def sycl_headers() -> Path:
+    """include/ of the intel-sycl-rt wheel, fetched once into .cache/ (gitignored)."""
+    include = SYCL_HEADERS / "include"
+    if (include / "sycl" / "sycl.hpp").is_file():
+        return include
+    download = SYCL_HEADERS / "download"
+    shutil.rmtree(download, ignore_errors=True)
+    fetched = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+         "--dest", str(download), SYCL_WHEEL],
+        capture_output=True, text=True,
+    )
+    if fetched.returncode != 0:
+        pytest.skip(f"could not fetch the SYCL headers ({SYCL_WHEEL}; needs PyPI): {fetched.stderr[-500:]}")
+    (wheel,) = download.glob("*.whl")
+    staging = SYCL_HEADERS / "staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    with zipfile.ZipFile(wheel) as archive:
+        prefix = next(n for n in archive.namelist() if n.endswith("/include/sycl/sycl.hpp"))
+        prefix = prefix[: -len("sycl/sycl.hpp")]
+        for name in archive.namelist():
+            if name.startswith(prefix) and not name.endswith("/"):
+                target = staging / name[len(prefix):]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(name))
+    shutil.rmtree(download)
+    os.replace(staging, include)  # atomic: a half-extracted tree is never taken for done
+    return include
+
+
+def torch_include_flags() -> list[str]:
+    return [arg for path in torch.utils.cpp_extension.include_paths() for arg in ("-isystem", path)]
+
+
+def test_relu_xpu_compiles_against_sycl_headers(tmp_path):
+    include = sycl_headers()
+    # An XPU build of torch generates this header at build time; the CPU wheel lacks it. Its
+    # only content there is the DLL-export switch, which matters on Windows alone.
+    stub = tmp_path / "stub" / "c10" / "xpu" / "impl" / "xpu_cmake_macros.h"
+    stub.parent.mkdir(parents=True)
+    stub.write_text("#pragma once\n")
+    flags = [
+        "-std=c++20",  # what kernel-builder uses for torch >= 2.12
+        "-fsyntax-only",
+        "-DXPU_KERNEL",
+        "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING",  # "no -fsycl": right, this is the host half
+        "-isystem", str(stub.parent.parent.parent.parent),
+        "-isystem", str(include),
+        *torch_include_flags(),
+    ]
+    compile_host(ROOT / "tests" / "xpu_host_compile.cpp", tmp_path / "unused", flags)
+
+
+def test_binding_compiles_for_xpu(tmp_path):
+    """The XPU branch of the op registration, with the registration.h the build step writes.
+    Warnings are not errors here: that generated header is not this test's concern."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from build_variant import PY_LIMITED_API, REGISTRATION_H
+    finally:
+        sys.path.pop(0)
+    (tmp_path / "registration.h").write_text(REGISTRATION_H)
+    flags = [
+        "-std=c++20",
+        "-fsyntax-only",
+        "-DXPU_KERNEL",
+        "-DTORCH_EXTENSION_NAME=_relu_xpu_check",
+        f"-DPy_LIMITED_API={PY_LIMITED_API}",
+        f"-I{tmp_path}",
+        "-isystem", sysconfig.get_paths()["include"],
+        *torch_include_flags(),
+    ]
+    compile_host(ROOT / "torch-ext" / "torch_binding.cpp", tmp_path / "unused", flags, warnings=())
+
+
+def repo_includes(path: Path) -> set[str]:
+    """Files of this repository that `path` includes, directly or through them."""
+    found: set[str] = set()
+    pending = [path]
+    while pending:
+        source = pending.pop()
+        for name in re.findall(r'^#include "([^"]+)"', source.read_text(), re.MULTILINE):
+            if (ROOT / name).is_file() and name not in found:
+                found.add(name)
+                pending.append(ROOT / name)
+    return found
+
+
+def test_build_toml_xpu_section():
+    from kernels._rust import Build
+
+    Build.open(ROOT)  # raises on anything kernel-builder would reject
+    config = tomllib.loads((ROOT / "build.toml").read_text())
+    assert "xpu" in config["general"]["backends"]
+    (section,) = [k for k in config["kernel"].values() if k["backend"] == "xpu"]
+    torch_src = set(config["torch"]["src"])
+    listed = set(section["src"]) | torch_src
+    for source in section["src"]:
+        assert (ROOT / source).is_file(), source
+    needed = repo_includes(ROOT / "relu-xpu" / "relu_xpu.cpp")
+    assert needed - listed == set(), "include these in [kernel.relu_xpu] src"
