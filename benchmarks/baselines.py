@@ -150,15 +150,26 @@ TORCH_LIBRARY_IMPL(relu_sweep_cuda_baselines, CUDA, m) {
 """
 
 
-def load_cpu_baselines():
-    """torch.ops namespace with sse_relu (compiled on first use, cached by torch after)."""
+def _load_inline(**kwargs):
+    """load_inline without its implicit torch/extension.h (our sources include what they
+    use, and the .cu file no torch header at all); torch releases before that option get
+    the implicit headers, which compile too, only slower."""
     from torch.utils.cpp_extension import load_inline
 
-    load_inline(
+    try:
+        return load_inline(no_implicit_headers=True, **kwargs)
+    except TypeError as exc:
+        if "no_implicit_headers" not in str(exc):
+            raise
+        return load_inline(**kwargs)
+
+
+def load_cpu_baselines():
+    """torch.ops namespace with sse_relu (compiled on first use, cached by torch after)."""
+    _load_inline(
         name=CPU_NAMESPACE,
         cpp_sources=[CPU_SOURCE],
         extra_cflags=["-O2"],
-        no_implicit_headers=True,
         is_python_module=False,
         verbose=False,
     )
@@ -167,17 +178,14 @@ def load_cpu_baselines():
 
 def load_cuda_baselines():
     """torch.ops namespace with row_relu and copy16, built for the current GPU only."""
-    from torch.utils.cpp_extension import load_inline
-
     major, minor = torch.cuda.get_device_capability()
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}")
-    load_inline(
+    _load_inline(
         name=CUDA_NAMESPACE,
         cpp_sources=[CUDA_HOST],
         cuda_sources=[CUDA_KERNELS],
         extra_cflags=["-O2"],
         extra_cuda_cflags=["-O3"],
-        no_implicit_headers=True,
         is_python_module=False,
         with_cuda=True,
         verbose=False,

@@ -44,7 +44,7 @@ TORCH_LIBRARY_IMPL(NAMESPACE, CPU, m) { m.impl("relu", &relu_width); }
 def build(bits: int):
     name = f"relu_width_{bits}"
     load_inline(name=name, cpp_sources=[SOURCE.replace("NAMESPACE", name)],
-                extra_cflags=["-O3", "-DCPU_KERNEL", f'-DRELU_AVX512_VECTOR_BITS="{bits}"'],
+                extra_cflags=["-O3", "-DCPU_KERNEL", f'-DRELU_AVX512_VECTOR_BITS=\\"{bits}\\"'],
                 extra_include_paths=[str(ROOT)], no_implicit_headers=True, is_python_module=False)
     return getattr(torch.ops, name)
 
