@@ -27,16 +27,16 @@ import copy
 import datetime
 import json
 import os
-import platform
-import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import torch
 from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sweep import cpu_model, device_label, git_revision  # noqa: E402  one naming of devices and runs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,35 +198,6 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
     }
     record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
     return record
-
-
-def device_label(device: str) -> str:
-    """The results directory, as benchmarks/sweep.py names it."""
-    if device == "cpu":
-        return "cpu"
-    name = torch.cuda.get_device_name(0).lower().replace("nvidia", "")
-    return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cuda"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def git_revision() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-        return rev.stdout.strip() + ("+dirty" if dirty else "")
-    except OSError:
-        return "unknown"
 
 
 def main() -> None:
