@@ -181,10 +181,12 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     common = [backend_define, f"-DPy_LIMITED_API={PY_LIMITED_API}", "-UTORCH_API_INCLUDE_EXTENSION_H"]
     # kernel-builder's language standard: C++20 from torch 2.12, C++17 before.
     standard = "-std=c++20" if torch_version_at_least(2, 12) else "-std=c++17"
-    # Unlike kernel-builder, no -fno-gnu-unique: with the H200 image's g++ 13.3, libstdc++
-    # stream code was instantiated into the extension, and without GNU-unique binding its
-    # copy of a locale facet id went unshared with libstdc++'s, so formatting any number in
-    # an error message crashed (results/h200/run3/crash_backtrace.txt).
+    # Unlike kernel-builder, no -fno-gnu-unique. It was dropped while chasing a crash on the
+    # H200 image (g++ 13.3 compiled libstdc++'s number formatting into the extension; printing
+    # an integer there crashed, results/h200/run3/crash_backtrace.txt). Dropping it did not
+    # fix the crash; error messages made of strings only did (torch_binding.cpp). The H200
+    # results in results/h200/final were built with these flags, so they stay until a GPU
+    # run checks the build with -fno-gnu-unique restored.
     cflags = ["-O3", standard, *common]
     cuda_cflags = ["-O3", standard, "--threads=0", *common]
     if backend == "cuda":

@@ -42,7 +42,8 @@ constexpr const char* kSupportedDtypes =
 
 // Error messages are assembled from strings only. The H200 image's g++ 13.3 compiled
 // libstdc++'s number formatting into the extension, and printing an integer through that
-// copy crashed the process (results/h200/final/tests-crash.log); a shape is therefore
+// copy crashed the process (results/h200/run3/crash_backtrace.txt; no crash since, in
+// results/h200/final/tests.log); a shape is therefore
 // spelled out with std::to_string, dtypes and devices by their names.
 std::string shape_of(const at::Tensor& t) {
   std::string text = "[";
@@ -72,6 +73,11 @@ bool is_floating(at::ScalarType dtype) {
          dtype == at::kDouble;
 }
 
+void check_supported_dtype(const at::Tensor& x) {
+  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", dtype_name(x),
+                   "; supported dtypes are ", kSupportedDtypes);
+}
+
 void check_device(const at::Tensor& t, const char* name) {
   TORCH_CHECK_VALUE(t.device().type() == c10::backendToDeviceType(
                                              c10::dispatchKeyToBackend(kBackendKey)),
@@ -81,8 +87,7 @@ void check_device(const at::Tensor& t, const char* name) {
 }
 
 void check_relu_args(const at::Tensor& out, const at::Tensor& x) {
-  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", dtype_name(x),
-                   "; supported dtypes are ", kSupportedDtypes);
+  check_supported_dtype(x);
   TORCH_CHECK_TYPE(out.scalar_type() == x.scalar_type(), "relu: out has dtype ",
                    dtype_name(out), " but x has dtype ", dtype_name(x),
                    "; out must have x's dtype");
@@ -133,8 +138,7 @@ void relu_out_kernel(at::Tensor& out, const at::Tensor& x) {
 }
 
 at::Tensor relu_kernel(const at::Tensor& x) {
-  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", dtype_name(x),
-                   "; supported dtypes are ", kSupportedDtypes);
+  check_supported_dtype(x);
   check_device(x, "x");
   at::Tensor out = at::empty_like(x);  // keeps x's layout when x is dense
   relu_out_checked(out, x);

@@ -1,6 +1,6 @@
 // Entry points of every backend. One build compiles exactly one backend (CPU_KERNEL,
 // CUDA_KERNEL or XPU_KERNEL); the rest of the op (argument checks, layouts, autograd) is
-// shared in torch-ext/relu_op.h.
+// shared in torch-ext/torch_binding.cpp.
 #pragma once
 
 #include <ATen/core/Tensor.h>  // not <torch/all.h>: nvcc parses this once per CUDA arch

@@ -32,11 +32,11 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     return out
 
 
-
 # What kernels' function mapping (kernelize with a function) reads to allow training and
 # torch.compile modes, as layers.ReLU declares for the layer route.
 relu.has_backward = True
 relu.can_torch_compile = True
+
 
 @torch.library.register_fake(add_op_namespace_prefix("relu"))
 def _relu_fake(x: torch.Tensor) -> torch.Tensor:
