@@ -4,12 +4,10 @@
 // load, from CPUID; RELU_CPU_ISA=avx512|avx2|portable caps it (tests run every variant).
 // float16 and bfloat16 stay 16-bit in registers (bit operations on their patterns):
 // nothing is converted to float.
-#include <ATen/Parallel.h>
-#include <ATen/TensorIterator.h>
-#include <torch/all.h>
+#include <torch/csrc/stable/ops.h>  // torch::stable::parallel_for
 
 #include <algorithm>
-#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -122,7 +120,8 @@ Isa select_isa() {
   } else if (wanted == "portable") {
     requested = Isa::kPortable;
   } else {
-    TORCH_WARN("relu: ignoring RELU_CPU_ISA=", wanted, "; accepted: avx512, avx2, portable");
+    std::fprintf(stderr, "relu: ignoring RELU_CPU_ISA=%s; accepted: avx512, avx2, portable\n",
+                 wanted.c_str());
     return best;
   }
   return requested < best ? requested : best;  // never run what the CPU lacks
@@ -138,46 +137,26 @@ const char* isa_name(Isa isa) {
   }
 }
 
-// Runs span over dense tensors of one layout (operands: outputs first, then inputs), split
-// into tasks of at least grain_bytes over the intra-op pool; below one grain, on this thread.
-// Why through TensorIterator::for_each and not at::parallel_for here: with torch's OpenMP
-// backend at::parallel_for is a header template around `#pragma omp parallel`, so compiled
-// into this file it runs serially unless the file gets -fopenmp, which neither
-// scripts/build_variant.py nor kernel-builder promises (measured: built without it, the
-// "split" runs of benchmarks/grain.py timed exactly like the serial ones, and the .so had
-// no GOMP symbol). for_each's parallel_for is compiled inside libtorch, with OpenMP.
-template <typename Storage, size_t kOperands, typename Span>
-void run_split(const std::array<const at::Tensor*, kOperands>& operands, const Span& span,
-               int64_t grain_bytes) {
-  const int64_t n = operands[0]->numel();
-  const int64_t grain = std::max<int64_t>(1, grain_bytes / static_cast<int64_t>(sizeof(Storage)));
-  std::array<char*, kOperands> base;
-  for (size_t i = 0; i < kOperands; ++i) base[i] = static_cast<char*>(operands[i]->data_ptr());
-  if (n < grain || at::get_num_threads() == 1 || at::in_parallel_region()) {
-    span(base.data(), n);
+// Runs span(begin, end) over [0, n), split into tasks of at least grain_bytes over torch's
+// intra-op pool; below one grain, on this thread. torch::stable::parallel_for calls
+// at::parallel_for inside libtorch, compiled with torch's OpenMP: this file needs no
+// -fopenmp (at::parallel_for compiled here without it silently ran serially, measured with
+// benchmarks/grain.py on the full-ABI build).
+template <typename Span>
+void run_split(int64_t n, int64_t element_bytes, int64_t grain_bytes, const Span& span) {
+  const int64_t grain = std::max<int64_t>(1, grain_bytes / element_bytes);
+  if (n < grain) {
+    span(0, n);  // the common small call: no shim call at all
     return;
   }
-  // The operands are dense with one layout, so TensorIterator orders their dimensions by
-  // stride and merges them into one: every chunk it hands out is contiguous (asserted).
-  at::TensorIteratorConfig config;
-  config.set_check_mem_overlap(false).check_all_same_dtype(false).resize_outputs(false);
-  config.add_output(*operands[0]);
-  for (size_t i = 1; i < kOperands; ++i) config.add_const_input(*operands[i]);
-  at::TensorIterator iter = config.build();
-  iter.for_each(
-      [&](char** data, const int64_t* strides, int64_t size) {
-        for (size_t i = 0; i < kOperands; ++i) {
-          TORCH_INTERNAL_ASSERT(strides[i] == static_cast<int64_t>(sizeof(Storage)));
-        }
-        span(data, size);
-      },
-      grain);
+  torch::stable::parallel_for(0, n, grain, span);
 }
 
 // relu_flat_cpu with the task size as a parameter: benchmarks/grain.py compiles this file
 // into an extension of its own and calls this to measure kGrainBytes.
-void relu_flat_cpu_with_grain(const at::Tensor& x, at::Tensor& out, int64_t grain_bytes) {
-  visit_format(x.scalar_type(), [&](auto fmt) {
+void relu_flat_cpu_with_grain(ScalarType dtype, const void* in, void* out, int64_t n,
+                              int64_t grain_bytes) {
+  visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     auto* span = &forward_portable<Fmt>;
@@ -185,12 +164,10 @@ void relu_flat_cpu_with_grain(const at::Tensor& x, at::Tensor& out, int64_t grai
     if (kIsa == Isa::kAvx512) span = &forward_avx512<Fmt>;
     if (kIsa == Isa::kAvx2) span = &forward_avx2<Fmt>;
 #endif
-    run_split<Storage, 2>(
-        {&out, &x},
-        [&](char** data, int64_t n) {
-          span(reinterpret_cast<const Storage*>(data[1]), reinterpret_cast<Storage*>(data[0]), n);
-        },
-        grain_bytes);
+    const auto* src = static_cast<const Storage*>(in);
+    auto* dst = static_cast<Storage*>(out);
+    run_split(n, sizeof(Storage), grain_bytes,
+              [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
   });
 }
 
@@ -198,13 +175,13 @@ void relu_flat_cpu_with_grain(const at::Tensor& x, at::Tensor& out, int64_t grai
 
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
-void relu_flat_cpu(const at::Tensor& x, at::Tensor& out) {
-  relu_flat_cpu_with_grain(x, out, kGrainBytes);
+void relu_flat_cpu(ScalarType dtype, const void* in, void* out, int64_t n) {
+  relu_flat_cpu_with_grain(dtype, in, out, n, kGrainBytes);
 }
 
-void relu_backward_flat_cpu(const at::Tensor& grad_out, const at::Tensor& result,
-                            at::Tensor& grad_in) {
-  visit_format(result.scalar_type(), [&](auto fmt) {
+void relu_backward_flat_cpu(ScalarType dtype, const void* grad_out, const void* result,
+                            void* grad_in, int64_t n) {
+  visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     auto* span = &backward_portable<Fmt>;
@@ -212,12 +189,11 @@ void relu_backward_flat_cpu(const at::Tensor& grad_out, const at::Tensor& result
     if (kIsa == Isa::kAvx512) span = &backward_avx512<Fmt>;
     if (kIsa == Isa::kAvx2) span = &backward_avx2<Fmt>;
 #endif
-    run_split<Storage, 3>(
-        {&grad_in, &grad_out, &result},
-        [&](char** data, int64_t n) {
-          span(reinterpret_cast<const Storage*>(data[1]), reinterpret_cast<const Storage*>(data[2]),
-               reinterpret_cast<Storage*>(data[0]), n);
-        },
-        kGrainBytes);
+    const auto* grad = static_cast<const Storage*>(grad_out);
+    const auto* res = static_cast<const Storage*>(result);
+    auto* dst = static_cast<Storage*>(grad_in);
+    run_split(n, sizeof(Storage), kGrainBytes, [&](int64_t begin, int64_t end) {
+      span(grad + begin, res + begin, dst + begin, end - begin);
+    });
   });
 }

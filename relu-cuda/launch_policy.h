@@ -11,10 +11,9 @@
 #include <mutex>
 #include <vector>
 
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime.h>
 
+#include "relu-cuda/cuda_check.h"
 #include "relu-cuda/memory.cuh"
 
 namespace relu_kernel {
@@ -27,17 +26,19 @@ struct DeviceTraits {
   int compute_capability = 0;  // major * 10 + minor
 };
 
-inline const DeviceTraits& device_traits(c10::DeviceIndex device) {
+inline const DeviceTraits& device_traits(int32_t device) {
   static std::once_flag once;
   static std::vector<DeviceTraits> traits;
   std::call_once(once, [] {
-    traits.resize(size_t(c10::cuda::device_count()));
+    int count = 0;
+    check_cuda(cudaGetDeviceCount(&count));
+    traits.resize(size_t(count));
     for (size_t d = 0; d < traits.size(); ++d) {
       int sms = 0, l2 = 0, major = 0, minor = 0;
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, int(d)));
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, int(d)));
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, int(d)));
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, int(d)));
+      check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, int(d)));
+      check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, int(d)));
+      check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, int(d)));
+      check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, int(d)));
       traits[d] = DeviceTraits{sms, l2, major * 10 + minor};
     }
   });

@@ -14,14 +14,10 @@
 //     kernel runs instead. Correct and coalesced, slower for 1- and 2-byte dtypes.
 // Everything runs on the current stream of the tensors' device, under a device guard, with
 // no allocation and no host synchronisation, so the op can be captured in a CUDA graph.
-#include <ATen/core/Tensor.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-
 #include <cuda_runtime.h>
 
 #include "relu-common/relu_element.h"
+#include "relu-cuda/cuda_check.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "torch-ext/relu_dtypes.h"
@@ -133,7 +129,7 @@ void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const V
                      const LaunchPolicy& policy, cudaStream_t stream) {
   elementwise_vector16<Op, kVectors, kLoad, kStore>
       <<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass, split);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  check_cuda(cudaGetLastError());
 }
 
 // The cache-hint pairs the policy may choose, each a compiled kernel.
@@ -141,33 +137,38 @@ template <typename Op>
 void launch_chosen_vector16(const Pass<typename Op::Format, Op::kInputs>& pass,
                             const VectorSplit& split, const LaunchPolicy& policy,
                             cudaStream_t stream) {
-  TORCH_INTERNAL_ASSERT(policy.vectors_per_thread == kVectorsPerThread);
+  if (policy.vectors_per_thread != kVectorsPerThread ||
+      policy.load_hint != policy.store_hint || policy.load_hint == CacheHint::kReadOnly) {
+    throw std::logic_error("relu: launch policy without a compiled kernel");
+  }
   if (policy.load_hint == CacheHint::kStreaming && policy.store_hint == CacheHint::kStreaming) {
     launch_vector16<Op, kVectorsPerThread, CacheHint::kStreaming, CacheHint::kStreaming>(
         pass, split, policy, stream);
   } else {
-    TORCH_INTERNAL_ASSERT(policy.load_hint == CacheHint::kDefault &&
-                          policy.store_hint == CacheHint::kDefault);
     launch_vector16<Op, kVectorsPerThread, CacheHint::kDefault, CacheHint::kDefault>(
         pass, split, policy, stream);
   }
 }
 
 template <typename Op>
-void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, c10::DeviceIndex device) {
+void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device) {
   using Storage = typename Op::Format::Storage;
   constexpr int kElementBytes = int(sizeof(Storage));
   const int misalignment = misalignment16(pass.out);
-  TORCH_CHECK(is_element_aligned(pass.out, kElementBytes), "relu: the output's address is not "
-              "a multiple of its element size; pass a tensor from a torch allocation");
+  if (!is_element_aligned(pass.out, kElementBytes)) {
+    throw std::invalid_argument("relu: the output's address is not a multiple of its element "
+                                "size; pass a tensor from a torch allocation");
+  }
   bool same_misalignment = true;
   for (int k = 0; k < Op::kInputs; ++k) {
-    TORCH_CHECK(is_element_aligned(pass.in[k], kElementBytes), "relu: an input's address is "
-                "not a multiple of its element size; pass a tensor from a torch allocation");
+    if (!is_element_aligned(pass.in[k], kElementBytes)) {
+      throw std::invalid_argument("relu: an input's address is not a multiple of its element "
+                                  "size; pass a tensor from a torch allocation");
+    }
     same_misalignment = same_misalignment && misalignment16(pass.in[k]) == misalignment;
   }
   const DeviceTraits& traits = device_traits(device);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  const cudaStream_t stream = current_cuda_stream(device);
   if (same_misalignment) {
     const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes);
     const LaunchPolicy policy = choose_launch_policy(traits, split.vectors, Op::kInputs + 1);
@@ -175,34 +176,38 @@ void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, c10::DeviceInd
   } else {
     const LaunchPolicy policy = choose_scalar_launch_policy(traits, pass.n);
     elementwise_scalar<Op><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    check_cuda(cudaGetLastError());
   }
 }
 
 }  // namespace relu_kernel
 
-void relu_flat_cuda(const at::Tensor& x, at::Tensor& out) {
+void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+                    int32_t device) {
   using namespace relu_kernel;
-  const c10::cuda::CUDAGuard device_guard(x.device());
-  visit_format(x.scalar_type(), [&](auto format) {
+  const CudaDeviceScope device_scope(device);
+  visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    const Pass<Fmt, 1> pass{{data_of<Fmt>(x)}, mutable_data_of<Fmt>(out), x.numel()};
-    run_pass<ForwardOp<Fmt>>(pass, x.device().index());
+    using Storage = typename Fmt::Storage;
+    const Pass<Fmt, 1> pass{{static_cast<const Storage*>(in)}, static_cast<Storage*>(out), n};
+    run_pass<ForwardOp<Fmt>>(pass, device);
   });
 }
 
-void relu_backward_flat_cuda(const at::Tensor& grad_out, const at::Tensor& result,
-                             at::Tensor& grad_in) {
+void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
+                             const void* result, void* grad_in, int64_t n, int32_t device) {
   using namespace relu_kernel;
-  const c10::cuda::CUDAGuard device_guard(result.device());
-  visit_format(result.scalar_type(), [&](auto format) {
+  const CudaDeviceScope device_scope(device);
+  visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
+    using Storage = typename Fmt::Storage;
     if constexpr (Fmt::kKind == LaneKind::kIeeeFloat) {  // the binding allows floats only
-      const Pass<Fmt, 2> pass{{data_of<Fmt>(grad_out), data_of<Fmt>(result)},
-                              mutable_data_of<Fmt>(grad_in), result.numel()};
-      run_pass<BackwardOp<Fmt>>(pass, result.device().index());
+      const Pass<Fmt, 2> pass{
+          {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
+          static_cast<Storage*>(grad_in), n};
+      run_pass<BackwardOp<Fmt>>(pass, device);
     } else {
-      TORCH_CHECK(false, "relu_backward: no gradient for dtype ", c10::toString(result.scalar_type()));
+      throw std::logic_error("relu_backward: no gradient for an integer dtype");
     }
   });
 }

@@ -1,21 +1,36 @@
-// XPU backend (SYCL): the launch layer only. What each work-item does, the head / 16-byte
-// words / tail split and the launch shape live in relu_xpu_items.h, which the CPU test suite
-// runs; the element logic is relu-common/relu_element.h, shared with CPU and CUDA.
+// XPU backend (SYCL): relu_flat_xpu and relu_backward_flat_xpu (torch-ext/torch_binding.h),
+// the launch layer only. What each work-item does, the head / 16-byte words / tail split and
+// the launch shape live in relu_xpu_items.h, which the CPU test suite runs; the element logic
+// is relu-common/relu_element.h, shared with CPU and CUDA.
 //
 // Kernels go to the queue of PyTorch's current XPU stream on the tensors' device, in order
 // with the other work on that stream: no queue of our own, no wait on the host, no
-// allocation. Source only: this project has no SYCL compiler, Intel GPU or XPU build of
-// torch; what has and has not been checked is in relu-xpu/README.md.
-#include <ATen/core/Tensor.h>
-#include <c10/xpu/XPUStream.h>
+// allocation. No device guard either: a SYCL queue is bound to its device, so a submission
+// does not depend on which device is current (CUDA's launches do).
+//
+// Nothing of torch's C++ API (ATen, c10): torch's header-only dtype enum and one C function
+// of libtorch, the AOTI shim below. Source only: this project has no SYCL compiler, Intel GPU
+// or XPU build of torch; what has and has not been checked is in relu-xpu/README.md.
 #include <sycl/sycl.hpp>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "relu-common/relu_element.h"
 #include "relu-xpu/relu_xpu_items.h"
 #include "torch-ext/relu_dtypes.h"
 #include "torch-ext/torch_binding.h"
+
+// torch's current XPU stream of a device, as a pointer to its sycl::queue: torch's
+// shim_xpu.cpp sets *ret_stream = &at::xpu::getCurrentXPUStream(device_index).queue(), a
+// queue owned by torch's per-device stream pool, alive as long as the process (AOTInductor's
+// generated code casts the same value to sycl::queue*). Returns 0 (AOTI_TORCH_SUCCESS) or an
+// error code. A C shim function of libtorch, but not one of the stable-ABI set: that is why
+// the XPU variant is built per torch version (build.toml). torch declares it in
+// torch/csrc/inductor/aoti_torch/c/shim_xpu.h only when torch itself is built with USE_XPU
+// (and that header includes ATen/Config.h), so it is declared here.
+extern "C" int32_t aoti_torch_get_current_xpu_stream(int32_t device_index, void** ret_stream);
 
 namespace {
 
@@ -47,9 +62,14 @@ struct ReluBackwardKernel {
   }
 };
 
-// The current stream of `t`'s device, which need not be the current device.
-sycl::queue& queue_for(const at::Tensor& t) {
-  return c10::xpu::getCurrentXPUStream(t.device().index()).queue();
+// The queue of the current stream of `device`, which need not be the current device.
+sycl::queue& current_queue(int32_t device) {
+  void* queue = nullptr;
+  if (aoti_torch_get_current_xpu_stream(device, &queue) != 0 || queue == nullptr) {
+    throw std::runtime_error("relu: torch could not give the current XPU stream of the "
+                             "tensors' device");
+  }
+  return *static_cast<sycl::queue*>(queue);
 }
 
 template <typename Kernel>
@@ -61,40 +81,54 @@ void launch(sycl::queue& queue, const FlatSplit& split, const Kernel& kernel) {
                      kernel);
 }
 
-// The tensors' memory as the element type the kernel moves (raw bits for float64 and the
-// 16-bit floats; see XpuOps).
+// An element at an address that is no multiple of its size would be a misaligned access in
+// every work-item. torch's own allocations and views of them never are; memory imported from
+// elsewhere may be. Checked before anything is submitted, as the CUDA backend does.
+void check_element_aligned(const void* address, size_t element_size, const char* name) {
+  if (reinterpret_cast<uintptr_t>(address) % element_size != 0) {
+    throw std::invalid_argument(std::string("relu: ") + name +
+                                "'s address is not a multiple of its element size; pass a "
+                                "tensor from a torch allocation");
+  }
+}
+
+// The arrays as the element type the kernel moves (raw bits for float64 and the 16-bit
+// floats; see XpuOps).
 template <typename Ops>
-const typename Ops::Element* elements_of(const at::Tensor& t) {
-  return static_cast<const typename Ops::Element*>(t.const_data_ptr());
+const typename Ops::Element* elements_of(const void* data, const char* name) {
+  check_element_aligned(data, sizeof(typename Ops::Element), name);
+  return static_cast<const typename Ops::Element*>(data);
 }
 
 template <typename Ops>
-typename Ops::Element* mutable_elements_of(at::Tensor& t) {
-  return static_cast<typename Ops::Element*>(t.mutable_data_ptr());
+typename Ops::Element* mutable_elements_of(void* data, const char* name) {
+  check_element_aligned(data, sizeof(typename Ops::Element), name);
+  return static_cast<typename Ops::Element*>(data);
 }
 
 }  // namespace
 
-void relu_flat_xpu(const at::Tensor& x, at::Tensor& out) {
-  visit_format(x.scalar_type(), [&](auto fmt) {
+void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+                   int32_t device) {
+  visit_format(dtype, [&](auto fmt) {
     using Ops = XpuOps<decltype(fmt)>;
-    const auto* in = elements_of<Ops>(x);
-    auto* dst = mutable_elements_of<Ops>(out);
-    const void* arrays[] = {in, dst};
-    const FlatSplit split = split_flat(x.numel(), sizeof(typename Ops::Element), arrays, 2);
-    launch(queue_for(x), split, ReluKernel<Ops>{split, in, dst});
+    const auto* src = elements_of<Ops>(in, "x");
+    auto* dst = mutable_elements_of<Ops>(out, "out");
+    const void* arrays[] = {src, dst};
+    const FlatSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 2);
+    launch(current_queue(device), split, ReluKernel<Ops>{split, src, dst});
   });
 }
 
-void relu_backward_flat_xpu(const at::Tensor& grad_out, const at::Tensor& result,
-                            at::Tensor& grad_in) {
-  visit_format(result.scalar_type(), [&](auto fmt) {
+void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
+                            const void* result, void* grad_in, int64_t n, int32_t device) {
+  visit_format(dtype, [&](auto fmt) {
     using Ops = XpuOps<decltype(fmt)>;
-    const auto* grad = elements_of<Ops>(grad_out);
-    const auto* res = elements_of<Ops>(result);
-    auto* dst = mutable_elements_of<Ops>(grad_in);
+    const auto* grad = elements_of<Ops>(grad_out, "grad_out");
+    const auto* res = elements_of<Ops>(result, "result");
+    auto* dst = mutable_elements_of<Ops>(grad_in, "grad_in");
     const void* arrays[] = {grad, res, dst};
-    const FlatSplit split = split_flat(result.numel(), sizeof(typename Ops::Element), arrays, 3);
-    launch(queue_for(result), split, ReluBackwardKernel<Ops>{split, grad, res, dst});
+    const FlatSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 3);
+    launch(current_queue(device), split, ReluBackwardKernel<Ops>{split, grad, res, dst});
   });
 }

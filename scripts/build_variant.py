@@ -19,10 +19,14 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +46,11 @@ REGISTRATION_H = """\
 #define TORCH_LIBRARY_EXPAND(NAME, MODULE) TORCH_LIBRARY(NAME, MODULE)
 
 #define TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)
+
+#define STABLE_TORCH_LIBRARY_EXPAND(NAME, MODULE) STABLE_TORCH_LIBRARY(NAME, MODULE)
+
+#define STABLE_TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) \
+  STABLE_TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)
 
 #define REGISTER_EXTENSION(NAME)                                               \\
   PyMODINIT_FUNC CONCAT(PyInit_, NAME)() {                                     \\
@@ -98,7 +107,6 @@ def read_build_toml() -> dict:
 
 def torch_version_at_least(major: int, minor: int) -> bool:
     import torch
-    from packaging.version import Version
 
     version = Version(torch.__version__)
     return (version.major, version.minor) >= (major, minor)
@@ -110,30 +118,66 @@ def default_backend() -> str:
     return "cuda" if torch.version.cuda else "cpu"
 
 
-def variant_name(backend_name: str) -> str:
-    """The variant directory name, from kernels' own types, checked by kernels' resolver."""
+def stable_abi_version(config: dict, backend: str) -> Version | None:
+    """The torch stable-ABI version build.toml's [torch.stable-abi] gives this backend, if any."""
+    version = config["torch"].get("stable-abi", {}).get(backend)
+    return Version(version) if version else None
+
+
+def cuda_toolkit_root() -> str:
+    """The toolkit nvcc belongs to, as nvcc itself reports it. torch guesses it from nvcc's
+    directory, which misses lib/ (libcudart) where nvcc is a wrapper outside the toolkit (the
+    dev machine's /usr/local/bin/nvcc)."""
+    dry_run = subprocess.run(["nvcc", "-dryrun", "-c", "-x", "cu", os.devnull, "-o", os.devnull],
+                             capture_output=True, text=True).stderr
+    top = re.search(r"^#\$ TOP=(.+)$", dry_run, re.MULTILINE)
+    return str(Path(top.group(1)).resolve()) if top else str(Path(shutil.which("nvcc")).parent.parent)
+
+
+def nvcc_version() -> Version:
+    """The CUDA version a CUDA variant is named by: that of the nvcc compiling it (a cu130
+    variant loads on every CUDA 13.x torch), not torch.version.cuda."""
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    if CUDA_HOME is None:
+        sys.exit("no CUDA toolkit found (nvcc): cannot build the cuda backend")
+    banner = subprocess.run([str(Path(CUDA_HOME) / "bin" / "nvcc"), "--version"],
+                            capture_output=True, text=True, check=True).stdout
+    release = re.search(r"release (\d+)\.(\d+)", banner)
+    return Version(f"{release.group(1)}.{release.group(2)}")
+
+
+def variant_name(config: dict, backend_name: str) -> str:
+    """The variant directory name, from kernels' own types. kernels' resolver must accept it
+    on this machine when the machine can run that backend."""
     import torch
-    from kernels.backends import _select_backend
-    from kernels.variants import Arch, ArchVariant, Torch, VariantAccepted, resolve_variant
-    from packaging.version import Version
+    from kernels.backends import CPU, CUDA
+    from kernels.variants import (Arch, ArchVariant, Torch, TorchStableAbi, VariantAccepted,
+                                  parse_variant, resolve_variant)
 
     torch_version = Version(torch.__version__)
+    stable = stable_abi_version(config, backend_name)
+    if stable is not None:
+        if (torch_version.major, torch_version.minor) < (stable.major, stable.minor):
+            sys.exit(f"the stable-ABI {stable} build of {backend_name} needs torch >= {stable}")
+        framework = TorchStableAbi(version=stable)
+    else:
+        framework = Torch(version=Version(f"{torch_version.major}.{torch_version.minor}"),
+                          cxx11_abi=torch.compiled_with_cxx11_abi())
+    system_backend = {"cpu": CPU, "cuda": lambda: CUDA(version=nvcc_version())}[backend_name]()
     variant = ArchVariant(
-        framework=Torch(
-            version=Version(f"{torch_version.major}.{torch_version.minor}"),
-            cxx11_abi=torch.compiled_with_cxx11_abi(),
-        ),
-        arch=Arch(
-            backend=_select_backend(backend_name),
-            platform=platform.machine(),
-            os=platform.system().lower(),
-        ),
+        framework=framework,
+        arch=Arch(backend=system_backend, platform=platform.machine(), os=platform.system().lower()),
     )
-    _, trace = resolve_variant([variant], backend=backend_name)
-    decision = trace[0]
-    if not isinstance(decision, VariantAccepted):
-        sys.exit(f"kernels would not load {variant.variant_str} here: {decision.reason}")
-    return variant.variant_str
+    name = variant.variant_str
+    if parse_variant(name) != variant:
+        sys.exit(f"kernels does not read {name} back as the variant built")
+    runs_here = backend_name == "cpu" or torch.version.cuda is not None
+    if runs_here:
+        _, trace = resolve_variant([variant], backend=backend_name)
+        if not isinstance(trace[0], VariantAccepted):
+            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    return name
 
 
 def sources_for(config: dict, backend: str) -> list[Path]:
@@ -166,8 +210,14 @@ def source_uid(paths: list[Path], flags: list[str]) -> str:
     return digest.hexdigest()[:7]
 
 
+def target_version_define(stable: Version) -> str:
+    """kernel-builder's TORCH_TARGET_VERSION for a stable-ABI build: the stable headers then
+    hide everything newer than that torch (2.11 -> 0x020b000000000000)."""
+    return f"-DTORCH_TARGET_VERSION=0x{(stable.major << 56) | (stable.minor << 48):016x}"
+
+
 def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
-                      object_dir: Path) -> Path:
+                      stable: Version | None, object_dir: Path) -> Path:
     import torch
     from torch.utils import cpp_extension
 
@@ -179,6 +229,8 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     # cpp_extension defines TORCH_API_INCLUDE_EXTENSION_H, which drags pybind11 into torch
     # headers and breaks the limited API; kernel-builder never defines it.
     common = [backend_define, f"-DPy_LIMITED_API={PY_LIMITED_API}", "-UTORCH_API_INCLUDE_EXTENSION_H"]
+    if stable is not None:
+        common.append(target_version_define(stable))
     # kernel-builder's language standard: C++20 from torch 2.12, C++17 before.
     standard = "-std=c++20" if torch_version_at_least(2, 12) else "-std=c++17"
     # Unlike kernel-builder, no -fno-gnu-unique. It was dropped while chasing a crash on the
@@ -252,15 +304,19 @@ def main() -> None:
 
     config = read_build_toml()
     backend = args.backend or default_backend()
+    if backend == "cuda" and "CUDA_HOME" not in os.environ and shutil.which("nvcc"):
+        os.environ["CUDA_HOME"] = cuda_toolkit_root()
     if backend not in config["general"]["backends"]:
         sys.exit(f"build.toml does not list backend {backend}")
-    variant = variant_name(backend)
+    variant = variant_name(config, backend)
     archs = cuda_archs(config, args.cuda_archs) if backend == "cuda" else []
     sources = sources_for(config, backend)
-    uid = source_uid(sources, [backend, *archs])
+    stable = stable_abi_version(config, backend)
+    uid = source_uid(sources, [backend, *archs, str(stable)])
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
 
-    library = compile_extension(ext_id, backend, sources, archs, ROOT / ".cache" / "objects" / variant)
+    library = compile_extension(ext_id, backend, sources, archs, stable,
+                                ROOT / ".cache" / "objects" / variant)
     variant_dir = ROOT / "build" / variant
     write_variant(config, ext_id, backend, library, archs, variant_dir)
     print(variant_dir)

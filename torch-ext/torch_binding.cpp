@@ -1,303 +1,373 @@
-// The relu ops: argument checks, layout handling and autograd, shared by every backend.
-// A backend supplies only a "flat" kernel over dense tensors of one layout
-// (torch_binding.h); everything a user can get wrong is rejected here, before any write.
+// The relu ops on the torch stable ABI: argument checks and layout handling, shared by every
+// backend. Built against torch/csrc/stable and torch/headeronly only, with
+// TORCH_TARGET_VERSION = 2.11, so one binary loads on every torch from 2.11 on. A backend
+// supplies a flat pass over raw pointers (torch_binding.h); everything a user can get wrong
+// is rejected here, before any write. Autograd lives in Python (torch-ext/relu/functions.py):
+// the stable ABI has no C++ autograd API.
 //
-//   relu(Tensor x) -> Tensor                          allocating, differentiable
+//   relu(Tensor x) -> Tensor                          allocating
 //   relu_out(Tensor(a!) out, Tensor x) -> ()          writes out; out may be x (in place)
-//   relu_backward(Tensor grad_out, Tensor result) -> Tensor
-//                                                     grad_out * (result > 0), differentiable
-#include <ATen/MemoryOverlap.h>
-#include <torch/all.h>
-#include <torch/library.h>
+//   relu_backward(Tensor grad_out, Tensor result) -> Tensor     grad_out * (result > 0)
+//
+// Every build registers the CPU kernels; a CUDA build registers its CUDA kernels beside
+// them, so one variant serves tensors on every device of the machine, as torch ops do.
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "registration.h"
-#include "torch_binding.h"
+#include "torch-ext/torch_binding.h"
 
 namespace {
 
-constexpr const char* kNamespace = STRINGIFY(TORCH_EXTENSION_NAME);
+using relu_kernel::ScalarType;
+using relu_kernel::dtype_name;
+using torch::headeronly::DeviceType;
+using torch::stable::Tensor;
 
-// RELU_BACKEND: the dispatch key token of the one backend this build serves.
-#if defined(CPU_KERNEL)
-#define RELU_BACKEND CPU
-constexpr auto kBackendKey = c10::DispatchKey::CPU;
-constexpr auto relu_flat = relu_flat_cpu;
-constexpr auto relu_backward_flat = relu_backward_flat_cpu;
-#elif defined(CUDA_KERNEL)
-#define RELU_BACKEND CUDA
-constexpr auto kBackendKey = c10::DispatchKey::CUDA;
-constexpr auto relu_flat = relu_flat_cuda;
-constexpr auto relu_backward_flat = relu_backward_flat_cuda;
-#elif defined(XPU_KERNEL)
-#define RELU_BACKEND XPU
-constexpr auto kBackendKey = c10::DispatchKey::XPU;
-constexpr auto relu_flat = relu_flat_xpu;
-constexpr auto relu_backward_flat = relu_backward_flat_xpu;
-#else
-#error "build with exactly one of CPU_KERNEL, CUDA_KERNEL, XPU_KERNEL"
-#endif
+// Every bad argument raises std::invalid_argument before anything is written: torch hands it
+// to Python as ValueError (pybind11's translation), and the Python wrapper raises dtype
+// mistakes again as TypeError (functions.py). Messages are built from strings only: the H200
+// image's g++ 13.3 once compiled libstdc++'s number formatting into the extension, and
+// formatting an integer through that copy crashed (results/h200/run3/crash_backtrace.txt).
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
 
-constexpr const char* kSupportedDtypes =
-    "float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8";
-
-// Error messages are assembled from strings only. The H200 image's g++ 13.3 compiled
-// libstdc++'s number formatting into the extension, and printing an integer through that
-// copy crashed the process (results/h200/run3/crash_backtrace.txt; no crash since, in
-// results/h200/final/tests.log); a shape is therefore
-// spelled out with std::to_string, dtypes and devices by their names.
-std::string shape_of(const at::Tensor& t) {
+std::string shape_of(const Tensor& t) {
   std::string text = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) {
+  const auto sizes = t.sizes();
+  for (size_t d = 0; d < sizes.size(); ++d) {
     if (d > 0) text += ", ";
-    text += std::to_string(t.size(d));
+    text += std::to_string(sizes[d]);
   }
   return text + "]";
 }
 
-const char* dtype_name(const at::Tensor& t) { return c10::toString(t.scalar_type()); }
-
-std::string device_name(const at::Tensor& t) { return t.device().str(); }
-
-bool is_supported(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kDouble:
-    case at::kChar: case at::kShort: case at::kInt: case at::kLong: case at::kByte:
-      return true;
-    default:
-      return false;
+std::string device_name(const Tensor& t) {
+  switch (t.device().type()) {
+    case DeviceType::CPU: return "cpu";
+    case DeviceType::CUDA: return "cuda:" + std::to_string(int(t.get_device_index()));
+    case DeviceType::XPU: return "xpu:" + std::to_string(int(t.get_device_index()));
+    default: return "device type " + std::to_string(int(t.device().type()));
   }
 }
 
-bool is_floating(at::ScalarType dtype) {
-  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 ||
-         dtype == at::kDouble;
+bool same_device(const Tensor& a, const Tensor& b) {
+  return a.device().type() == b.device().type() &&
+         a.get_device_index() == b.get_device_index();
 }
 
-void check_supported_dtype(const at::Tensor& x) {
-  TORCH_CHECK_TYPE(is_supported(x.scalar_type()), "relu: x has dtype ", dtype_name(x),
-                   "; supported dtypes are ", kSupportedDtypes);
+// ---- Layout geometry, rebuilt from sizes and strides (the stable ABI has no overlap or
+// memory-format helpers). Tensors up to kInlineDims dimensions need no allocation.
+constexpr size_t kInlineDims = 16;
+
+// Dimensions with more than one element, in increasing stride order.
+struct OrderedDims {
+  std::array<int64_t, kInlineDims> inline_dims;
+  std::vector<int64_t> heap_dims;
+  int64_t* dims = nullptr;
+  size_t count = 0;
+
+  explicit OrderedDims(const Tensor& t) {
+    const auto sizes = t.sizes();
+    const auto strides = t.strides();
+    if (sizes.size() > kInlineDims) {
+      heap_dims.resize(sizes.size());
+      dims = heap_dims.data();
+    } else {
+      dims = inline_dims.data();
+    }
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] != 1) dims[count++] = int64_t(d);
+    }
+    std::stable_sort(dims, dims + count, [&](int64_t a, int64_t b) {
+      return strides[size_t(a)] < strides[size_t(b)];
+    });
+  }
+};
+
+// Every element at a distinct address and no gaps: some permutation of the dimensions is
+// contiguous (torch's is_non_overlapping_and_dense).
+bool is_dense(const Tensor& t) {
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  const OrderedDims order(t);
+  int64_t expected = 1;
+  for (size_t i = 0; i < order.count; ++i) {
+    const size_t d = size_t(order.dims[i]);
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
 }
 
-void check_device(const at::Tensor& t, const char* name) {
-  TORCH_CHECK_VALUE(t.device().type() == c10::backendToDeviceType(
-                                             c10::dispatchKeyToBackend(kBackendKey)),
-                    "relu: ", name, " is on ", device_name(t), " but this call runs the ",
-                    c10::toString(kBackendKey),
-                    " kernel; move every tensor argument to one device");
+// Same element order in memory (a flat pass over both is exact), given `a` is dense.
+bool same_layout(const Tensor& a, const Tensor& b) {
+  const auto sizes = a.sizes();
+  const auto a_strides = a.strides();
+  const auto b_strides = b.strides();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1 && a_strides[d] != b_strides[d]) return false;
+  }
+  return true;
 }
 
-void check_relu_args(const at::Tensor& out, const at::Tensor& x) {
+bool same_dense_layout(const Tensor& a, const Tensor& b) { return is_dense(a) && same_layout(a, b); }
+
+// Two elements of `t` at one address: a dimension of stride 0 and size > 1 (an expand()).
+// Other self-overlapping layouts need as_strided, which torch's own check does not catch
+// either (it answers "too hard"); they are not rejected here.
+bool has_repeated_elements(const Tensor& t) {
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1 && strides[d] == 0) return true;
+  }
+  return false;
+}
+
+// [first, last) bytes that `t`'s elements can touch; t.numel() > 0.
+struct ByteSpan {
+  uintptr_t first;
+  uintptr_t last;
+};
+
+ByteSpan byte_span(const Tensor& t) {
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  int64_t low = 0, high = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int64_t reach = (sizes[d] - 1) * strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto element = int64_t(t.element_size());
+  const auto base = reinterpret_cast<uintptr_t>(t.const_data_ptr());
+  return ByteSpan{uintptr_t(int64_t(base) + low * element),
+                  uintptr_t(int64_t(base) + (high + 1) * element)};
+}
+
+bool may_share_memory(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  const ByteSpan sa = byte_span(a), sb = byte_span(b);
+  return sa.first < sb.last && sb.first < sa.last;
+}
+
+// An uninitialised tensor on t's device: t's strides when t is dense (so the result keeps
+// t's layout), else torch's own empty_like choice.
+Tensor empty_with_layout_of(const Tensor& t) {
+  if (!is_dense(t)) return torch::stable::empty_like(t);
+  // aoti_torch_empty_strided is one C call; torch::stable::empty_like goes through the
+  // boxed dispatcher, measurably slower at small sizes.
+  AtenTensorHandle handle = nullptr;
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  int32_t dtype = 0, device_type = 0;
+  aoti_torch_get_dtype(t.get(), &dtype);
+  aoti_torch_get_device_type(t.get(), &device_type);
+  if (aoti_torch_empty_strided(int64_t(sizes.size()), sizes.data(), strides.data(), dtype,
+                               device_type, t.get_device_index(), &handle) != AOTI_TORCH_SUCCESS) {
+    throw std::runtime_error("relu: could not allocate the result");
+  }
+  return Tensor(handle);
+}
+
+// A dense copy of t in row-major order, sharing no memory with t.
+Tensor contiguous_copy(const Tensor& t) {
+  Tensor copy = torch::stable::new_empty(t, t.sizes());
+  torch::stable::copy_(copy, t);
+  return copy;
+}
+
+// ---- Backends: the flat passes of each device type this build serves.
+struct CpuBackend {
+  static constexpr DeviceType kDevice = DeviceType::CPU;
+  static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t) {
+    relu_flat_cpu(dtype, in, out, n);
+  }
+  static void backward(ScalarType dtype, const void* grad, const void* result, void* grad_in,
+                       int64_t n, int32_t) {
+    relu_backward_flat_cpu(dtype, grad, result, grad_in, n);
+  }
+};
+
+#if defined(CUDA_KERNEL)
+struct CudaBackend {
+  static constexpr DeviceType kDevice = DeviceType::CUDA;
+  static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
+    relu_flat_cuda(dtype, in, out, n, device);
+  }
+  static void backward(ScalarType dtype, const void* grad, const void* result, void* grad_in,
+                       int64_t n, int32_t device) {
+    relu_backward_flat_cuda(dtype, grad, result, grad_in, n, device);
+  }
+};
+#endif
+
+#if defined(XPU_KERNEL)
+struct XpuBackend {
+  static constexpr DeviceType kDevice = DeviceType::XPU;
+  static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
+    relu_flat_xpu(dtype, in, out, n, device);
+  }
+  static void backward(ScalarType dtype, const void* grad, const void* result, void* grad_in,
+                       int64_t n, int32_t device) {
+    relu_backward_flat_xpu(dtype, grad, result, grad_in, n, device);
+  }
+};
+#endif
+
+template <typename Backend>
+void run_forward(const Tensor& x, Tensor& out) {
+  Backend::forward(x.scalar_type(), x.const_data_ptr(), out.mutable_data_ptr(), x.numel(),
+                   int32_t(x.get_device_index()));
+}
+
+void check_supported_dtype(const Tensor& x) {
+  if (!relu_kernel::is_supported(x.scalar_type())) {
+    fail("relu: x has dtype " + dtype_name(x.scalar_type()) +
+               "; supported dtypes are " + relu_kernel::kSupportedDtypes);
+  }
+}
+
+void check_relu_args(const Tensor& out, const Tensor& x) {
   check_supported_dtype(x);
-  TORCH_CHECK_TYPE(out.scalar_type() == x.scalar_type(), "relu: out has dtype ",
-                   dtype_name(out), " but x has dtype ", dtype_name(x),
-                   "; out must have x's dtype");
-  check_device(x, "x");
-  check_device(out, "out");
-  TORCH_CHECK_VALUE(out.device() == x.device(), "relu: out is on ", device_name(out),
-                    " but x is on ", device_name(x), "; out must be on x's device");
-  TORCH_CHECK_VALUE(out.sizes() == x.sizes(), "relu: out has shape ", shape_of(out),
-                    " but x has shape ", shape_of(x),
-                    "; out must have x's shape (it is never resized)");
-  TORCH_CHECK_VALUE(at::has_internal_overlap(out) != at::MemOverlap::Yes,
-                    "relu: out has elements that share memory (an expand()ed or "
-                    "stride-0 view); pass a tensor whose elements are distinct");
-  TORCH_CHECK_VALUE(at::get_overlap_status(out, x) != at::MemOverlapStatus::Partial,
-                    "relu: out partially overlaps x; pass out=x for in place, or a "
-                    "tensor that does not share x's memory");
+  if (out.scalar_type() != x.scalar_type()) {
+    fail("relu: out has dtype " + dtype_name(out.scalar_type()) + " but x has dtype " +
+               dtype_name(x.scalar_type()) + "; out must have x's dtype");
+  }
+  if (!same_device(out, x)) {
+    fail("relu: out is on " + device_name(out) + " but x is on " + device_name(x) +
+               "; out must be on x's device");
+  }
+  const auto out_sizes = out.sizes();
+  const auto x_sizes = x.sizes();
+  if (!std::equal(out_sizes.begin(), out_sizes.end(), x_sizes.begin(), x_sizes.end())) {
+    fail("relu: out has shape " + shape_of(out) + " but x has shape " + shape_of(x) +
+               "; out must have x's shape (it is never resized)");
+  }
+  if (has_repeated_elements(out)) {
+    fail("relu: out has elements that share memory (an expand()ed or stride-0 view); "
+               "pass a tensor whose elements are distinct");
+  }
+  // Two dense tensors that share memory must be the very same elements (in place); for
+  // strided ones the pass below reads all of x before writing out, so any sharing is safe.
+  if (is_dense(out) && is_dense(x) && may_share_memory(out, x) &&
+      !(out.const_data_ptr() == x.const_data_ptr() && same_layout(out, x))) {
+    fail("relu: out partially overlaps x; pass out=x for in place, or a tensor that "
+               "does not share x's memory");
+  }
 }
 
-// Same element order in memory and no gaps: a flat kernel over numel() elements is exact.
-bool same_dense_layout(const at::Tensor& a, const at::Tensor& b) {
-  return a.is_non_overlapping_and_dense() && a.strides() == b.strides();
-}
-
-void relu_out_checked(at::Tensor& out, const at::Tensor& x) {
+template <typename Backend>
+void relu_out_checked(Tensor& out, const Tensor& x) {
   if (x.numel() == 0) return;
-  if (same_dense_layout(x, out) && out.is_non_overlapping_and_dense()) {
+  if (same_dense_layout(x, out) && is_dense(out)) {
     // Contiguous, channels-last, permuted-dense, and in place (out is x): no copy.
-    relu_flat(x, out);
+    run_forward<Backend>(x, out);
     return;
   }
-  // Genuinely strided x or out, or two different layouts. x is read in full into `src`
-  // before out is written, so even an interleaved alias of x and out stays correct.
-  const at::Tensor src = x.is_non_overlapping_and_dense() && !out.is_alias_of(x)
-                             ? x
-                             : x.clone(at::MemoryFormat::Contiguous);
+  // Strided x or out, or two different layouts. x is read in full into `src` before out is
+  // written, so even an interleaved alias of x and out stays correct.
+  const Tensor src = is_dense(x) && !may_share_memory(x, out) ? x : contiguous_copy(x);
   if (same_dense_layout(src, out)) {
-    relu_flat(src, out);
+    run_forward<Backend>(src, out);
     return;
   }
-  at::Tensor dense = at::empty_like(src);
-  relu_flat(src, dense);
-  out.copy_(dense);
+  Tensor dense = empty_with_layout_of(src);
+  run_forward<Backend>(src, dense);
+  torch::stable::copy_(out, dense);
 }
 
-void relu_out_kernel(at::Tensor& out, const at::Tensor& x) {
+template <typename Backend>
+void relu_out_impl(Tensor out, Tensor x) {
   check_relu_args(out, x);
-  relu_out_checked(out, x);
+  relu_out_checked<Backend>(out, x);
 }
 
-at::Tensor relu_kernel(const at::Tensor& x) {
+template <typename Backend>
+Tensor relu_impl(Tensor x) {
   check_supported_dtype(x);
-  check_device(x, "x");
-  at::Tensor out = at::empty_like(x);  // keeps x's layout when x is dense
-  relu_out_checked(out, x);
+  Tensor out = empty_with_layout_of(x);
+  relu_out_checked<Backend>(out, x);
   return out;
 }
 
-at::Tensor relu_backward_kernel(const at::Tensor& grad_out, const at::Tensor& result) {
-  TORCH_CHECK_TYPE(is_floating(result.scalar_type()), "relu_backward: result has dtype ",
-                   dtype_name(result), "; gradients exist for float32, float16, bfloat16, "
-                   "float64 only");
-  TORCH_CHECK_TYPE(grad_out.scalar_type() == result.scalar_type(),
-                   "relu_backward: grad_out has dtype ", dtype_name(grad_out),
-                   " but result has dtype ", dtype_name(result));
-  check_device(grad_out, "grad_out");
-  check_device(result, "result");
-  TORCH_CHECK_VALUE(grad_out.device() == result.device(), "relu_backward: grad_out is on ",
-                    device_name(grad_out), " but result is on ", device_name(result));
-  TORCH_CHECK_VALUE(grad_out.sizes() == result.sizes(), "relu_backward: grad_out has shape ",
-                    shape_of(grad_out), " but result has shape ", shape_of(result));
+template <typename Backend>
+Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
+  const ScalarType dtype = result.scalar_type();
+  if (!relu_kernel::is_floating(dtype)) {
+    fail("relu_backward: result has dtype " + dtype_name(dtype) +
+               "; gradients exist for float32, float16, bfloat16, float64 only");
+  }
+  if (grad_out.scalar_type() != dtype) {
+    fail("relu_backward: grad_out has dtype " + dtype_name(grad_out.scalar_type()) +
+               " but result has dtype " + dtype_name(dtype));
+  }
+  if (!same_device(grad_out, result)) {
+    fail("relu_backward: grad_out is on " + device_name(grad_out) + " but result is on " +
+               device_name(result));
+  }
+  const auto g_sizes = grad_out.sizes();
+  const auto r_sizes = result.sizes();
+  if (!std::equal(g_sizes.begin(), g_sizes.end(), r_sizes.begin(), r_sizes.end())) {
+    fail("relu_backward: grad_out has shape " + shape_of(grad_out) +
+               " but result has shape " + shape_of(result));
+  }
   // One dense layout for all three (a copy only for strided or mixed layouts).
-  const at::Tensor res = result.is_non_overlapping_and_dense() ? result : result.contiguous();
-  const at::Tensor grad =
-      same_dense_layout(grad_out, res) ? grad_out : at::empty_like(res).copy_(grad_out);
-  at::Tensor grad_in = at::empty_like(res);
-  if (res.numel() > 0) relu_backward_flat(grad, res, grad_in);
+  const Tensor res = is_dense(result) ? result : contiguous_copy(result);
+  Tensor grad_in = empty_with_layout_of(res);
+  if (res.numel() == 0) return grad_in;
+  Tensor grad = grad_out;
+  if (!same_dense_layout(grad_out, res)) {
+    grad = empty_with_layout_of(res);
+    torch::stable::copy_(grad, grad_out);
+  }
+  Backend::backward(dtype, grad.const_data_ptr(), res.const_data_ptr(),
+                    grad_in.mutable_data_ptr(), res.numel(), int32_t(res.get_device_index()));
   return grad_in;
 }
 
-// Typed handles to our own ops, for redispatch from the autograd kernels.
-const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&)>& relu_op() {
-  static const auto handle = c10::Dispatcher::singleton()
-                                 .findSchemaOrThrow((std::string(kNamespace) + "::relu").c_str(), "")
-                                 .typed<at::Tensor(const at::Tensor&)>();
-  return handle;
-}
-
-const c10::TypedOperatorHandle<void(at::Tensor&, const at::Tensor&)>& relu_out_op() {
-  static const auto handle =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow((std::string(kNamespace) + "::relu_out").c_str(), "")
-          .typed<void(at::Tensor&, const at::Tensor&)>();
-  return handle;
-}
-
-const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&)>&
-relu_backward_op() {
-  static const auto handle =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow((std::string(kNamespace) + "::relu_backward").c_str(), "")
-          .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
-  return handle;
-}
-
-// Autograd in C++ rather than torch.library.register_autograd in Python: the Python
-// route runs Python on every call, grad or not, and at small sizes the call path, not
-// the kernel, decides the latency. Saves the output only: result > 0 exactly where x > 0.
-class ReluFunction : public torch::autograd::Function<ReluFunction> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    at::Tensor result = relu_op().call(x);
-    ctx->save_for_backward({result});
-    return result;
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const at::Tensor result = ctx->get_saved_variables()[0];
-    return {relu_backward_op().call(grads[0], result)};
-  }
-};
-
-// relu_backward is differentiable too, so double backward (create_graph=True: gradient
-// penalties, Hessian-vector products) works as with torch.relu: grad_out * mask is linear
-// in grad_out with the same mask, and the mask is flat in result (no gradient, as torch's
-// threshold_backward gives).
-class ReluBackwardFunction : public torch::autograd::Function<ReluBackwardFunction> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad_out,
-                            const at::Tensor& result) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    ctx->save_for_backward({result});
-    return relu_backward_op().call(grad_out, result);
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const at::Tensor result = ctx->get_saved_variables()[0];
-    return {relu_backward_op().call(grads[0], result), at::Tensor()};
-  }
-};
-
-// Function::apply does its bookkeeping (a graph node) even when nothing is recorded, which
-// costs about as much as the whole op at small sizes (3 us of 6 us per call for 4096 float32
-// on the dev CPU): when no gradient can flow, go straight to the kernel. A forward-mode
-// tangent still goes to apply, which raises (no jvp) rather than silently dropping it.
-bool records_gradient(const at::Tensor& t) {
-  return (at::GradMode::is_enabled() && t.requires_grad()) || t._fw_grad(/*level=*/0).defined();
-}
-
-at::Tensor relu_autograd(const at::Tensor& x) {
-  if (records_gradient(x)) return ReluFunction::apply(x);
-  at::AutoDispatchBelowADInplaceOrView guard;
-  return relu_op().call(x);
-}
-
-at::Tensor relu_backward_autograd(const at::Tensor& grad_out, const at::Tensor& result) {
-  if (records_gradient(grad_out) || records_gradient(result)) {
-    return ReluBackwardFunction::apply(grad_out, result);
-  }
-  at::AutoDispatchBelowADInplaceOrView guard;
-  return relu_backward_op().call(grad_out, result);
-}
-
-void relu_out_autograd(at::Tensor& out, const at::Tensor& x) {
-  // torch's own wording for out= ops, so users see one message whichever relu they call.
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (x.requires_grad() || out.requires_grad())),
-              "relu(): functions with out=... arguments don't support automatic "
-              "differentiation, but one of the arguments requires grad.");
-  at::AutoDispatchBelowAutograd guard;  // on to ADInplaceOrView, which bumps out's version
-  relu_out_op().call(out, x);
-}
-
-// Writing into `out` bumps its version counter, as every torch in-place and out= op does:
-// a tensor autograd saved and then overwritten (say under no_grad) must make backward
-// raise, not silently use the new values. Custom ops get no such kernel by default.
-void relu_out_inplace_or_view(at::Tensor& out, const at::Tensor& x) {
-  {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    relu_out_op().call(out, x);
-  }
-  torch::autograd::impl::bump_version(out);
-}
+std::string cpu_isa() { return relu_cpu_isa(); }
 
 }  // namespace
 
-TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
+STABLE_TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.def("relu(Tensor x) -> Tensor");
   ops.def("relu_out(Tensor(a!) out, Tensor x) -> ()");
   ops.def("relu_backward(Tensor grad_out, Tensor result) -> Tensor");
-#if defined(CPU_KERNEL)
-  ops.def("cpu_isa() -> str", &relu_cpu_isa);
+  ops.def("cpu_isa() -> str");
+}
+
+STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CompositeExplicitAutograd, ops) {
+  ops.impl("cpu_isa", TORCH_BOX(&cpu_isa));
+}
+
+STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CPU, ops) {
+  ops.impl("relu", TORCH_BOX(&relu_impl<CpuBackend>));
+  ops.impl("relu_out", TORCH_BOX(&relu_out_impl<CpuBackend>));
+  ops.impl("relu_backward", TORCH_BOX(&relu_backward_impl<CpuBackend>));
+}
+
+#if defined(CUDA_KERNEL)
+STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CUDA, ops) {
+  ops.impl("relu", TORCH_BOX(&relu_impl<CudaBackend>));
+  ops.impl("relu_out", TORCH_BOX(&relu_out_impl<CudaBackend>));
+  ops.impl("relu_backward", TORCH_BOX(&relu_backward_impl<CudaBackend>));
+}
 #endif
-}
 
-TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, RELU_BACKEND, ops) {
-  ops.impl("relu", &relu_kernel);
-  ops.impl("relu_out", &relu_out_kernel);
-  ops.impl("relu_backward", &relu_backward_kernel);
+#if defined(XPU_KERNEL)
+STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, XPU, ops) {
+  ops.impl("relu", TORCH_BOX(&relu_impl<XpuBackend>));
+  ops.impl("relu_out", TORCH_BOX(&relu_out_impl<XpuBackend>));
+  ops.impl("relu_backward", TORCH_BOX(&relu_backward_impl<XpuBackend>));
 }
-
-TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, Autograd, ops) {
-  ops.impl("relu", &relu_autograd);
-  ops.impl("relu_out", &relu_out_autograd);
-  ops.impl("relu_backward", &relu_backward_autograd);
-}
-
-TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, ADInplaceOrView, ops) {
-  ops.impl("relu_out", &relu_out_inplace_or_view);
-}
+#endif
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

@@ -1,22 +1,30 @@
-// Entry points of every backend. One build compiles exactly one backend (CPU_KERNEL,
-// CUDA_KERNEL or XPU_KERNEL); the rest of the op (argument checks, layouts, autograd) is
-// shared in torch-ext/torch_binding.cpp.
+// Entry points of every backend: flat passes over raw pointers, no tensor type, so the
+// backends depend on nothing of torch but its header-only dtype enum. The binding
+// (torch-ext/torch_binding.cpp) checks every argument and resolves layouts before calling.
+// A CPU build compiles relu-cpu only; a CUDA or XPU build compiles its own backend and
+// relu-cpu, so that one variant serves CPU tensors too.
 #pragma once
 
-#include <ATen/core/Tensor.h>  // not <torch/all.h>: nvcc parses this once per CUDA arch
-
+#include <cstdint>
 #include <string>
 
-// out = x > 0 ? x : 0 over `n` elements at `in`/`out` (equal, or not overlapping).
-// Both pointers come from tensors of x's dtype; the caller has checked everything else.
-void relu_flat_cpu(const at::Tensor& x, at::Tensor& out);
-void relu_flat_cuda(const at::Tensor& x, at::Tensor& out);
-void relu_flat_xpu(const at::Tensor& x, at::Tensor& out);
+#include "torch-ext/relu_dtypes.h"
+
+// out[i] = relu(in[i]) for i < n. `in` and `out` are equal (in place) or do not overlap;
+// both point at elements of `dtype`, a supported one.
+void relu_flat_cpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n);
+void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+                    int32_t device);
+void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+                   int32_t device);
+
+// grad_in[i] = result[i] > 0 ? grad_out[i] : 0 for i < n; floating dtypes only.
+void relu_backward_flat_cpu(relu_kernel::ScalarType dtype, const void* grad_out,
+                            const void* result, void* grad_in, int64_t n);
+void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
+                             const void* result, void* grad_in, int64_t n, int32_t device);
+void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
+                            const void* result, void* grad_in, int64_t n, int32_t device);
 
 // Which SIMD variant the CPU kernel runs: "avx512", "avx2" or "portable".
 std::string relu_cpu_isa();
-
-// grad_in = result > 0 ? grad_out : 0, elementwise over dense tensors of one layout.
-void relu_backward_flat_cpu(const at::Tensor& grad_out, const at::Tensor& result, at::Tensor& grad_in);
-void relu_backward_flat_cuda(const at::Tensor& grad_out, const at::Tensor& result, at::Tensor& grad_in);
-void relu_backward_flat_xpu(const at::Tensor& grad_out, const at::Tensor& result, at::Tensor& grad_in);

@@ -1,16 +1,73 @@
-"""The public function. Argument checks, layouts and autograd live in C++
-(torch-ext/torch_binding.cpp): at small sizes the call path decides the latency, so this
-wrapper does nothing but pick the op."""
+"""The public function and its autograd.
+
+The ops are built on the torch stable ABI (torch-ext/torch_binding.cpp), which has no C++
+autograd API, so the gradient is wired here. A call that records no gradient goes straight to
+the op, as one C++ dispatch: at small sizes the call path, not the kernel, decides the latency,
+so no-grad calls never enter Python autograd."""
 
 from typing import Optional
 
 import torch
+from torch.autograd import forward_ad
 
 from ._ops import add_op_namespace_prefix, ops
 
 # Bound once: an OpOverload call skips the overload resolution of `ops.relu(...)`.
 _relu = ops.relu.default
 _relu_out = ops.relu_out.default
+_relu_backward = ops.relu_backward.default
+
+# The dtypes the kernels take (torch_binding.cpp checks them; this is read only to name the
+# error type, never on the path of a good call).
+_SUPPORTED_DTYPES = frozenset({
+    torch.float32, torch.float16, torch.bfloat16, torch.float64,
+    torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
+})
+
+
+def _records_gradient(*tensors: torch.Tensor) -> bool:
+    # Inside a forward-AD dual level a tangent may ride on any tensor: take the autograd path,
+    # which raises (no jvp: Dynamo cannot trace an autograd.Function that has one) rather
+    # than dropping the tangent silently.
+    if forward_ad._current_level >= 0:
+        return True
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+class _ReluFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = _relu(x)
+        # The output alone decides the gradient: result > 0 exactly where x > 0.
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return _relu_backward_differentiable(grad, result)
+
+
+class _ReluBackwardFunction(torch.autograd.Function):
+    """relu_backward is differentiable too, so double backward (gradient penalties,
+    Hessian-vector products) works as with torch.relu: grad_out * mask is linear in grad_out
+    with the same mask, and the mask is flat in result."""
+
+    @staticmethod
+    def forward(ctx, grad_out, result):
+        ctx.save_for_backward(result)
+        return _relu_backward(grad_out, result)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return _relu_backward_differentiable(grad, result), None
+
+
+def _relu_backward_differentiable(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
+    if _records_gradient(grad_out, result):
+        return _ReluBackwardFunction.apply(grad_out, result)
+    return _relu_backward(grad_out, result)
 
 
 def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -18,19 +75,59 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
 
     Args:
         x: any shape and layout; float32, float16, bfloat16, float64, int8, int16, int32,
-            int64 or uint8, on a device this build supports.
+            int64 or uint8, on the CPU or a device this build supports.
         out: optional destination with x's shape, dtype and device; ``out=x`` works in
             place. Partial overlap with x raises before anything is written.
 
     Returns:
         ``out`` if given, else a new tensor with x's layout. Differentiable when ``out`` is
         not given: the gradient is ``grad * (x > 0)``.
-    """
-    if out is None:
-        return _relu(x)
-    _relu_out(out, x)
-    return out
 
+    Raises:
+        TypeError: an unsupported dtype, or ``out`` of another dtype than x.
+        ValueError: ``out`` of another shape or device, partially overlapping x, or with
+            repeated elements.
+        RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
+    """
+    try:
+        if out is None:
+            if _records_gradient(x):
+                return _ReluFunction.apply(x)
+            return _relu(x)
+        if _records_gradient(x, out):
+            # torch's own wording for out= ops, so users see one message whichever relu
+            # they call.
+            raise RuntimeError(
+                "relu(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+        _relu_out(out, x)
+        # Writing into out bumps its version counter, as torch's out= ops do: a tensor
+        # autograd saved and then overwritten must make backward raise, not use new values.
+        torch.autograd.graph.increment_version(out)
+        return out
+    except AttributeError:
+        if not isinstance(x, torch.Tensor) or not isinstance(out, (torch.Tensor, type(None))):
+            raise TypeError(
+                f"relu: x and out must be torch.Tensor (out may be None); got "
+                f"{type(x).__name__} and {type(out).__name__}"
+            ) from None
+        raise
+    except ValueError as error:
+        # The binding rejects bad arguments with std::invalid_argument, which reaches Python
+        # as ValueError whatever the mistake; a dtype mistake is a TypeError, as in torch.
+        if x.dtype not in _SUPPORTED_DTYPES or (out is not None and out.dtype != x.dtype):
+            raise TypeError(str(error)) from None
+        raise
+
+
+# The ops themselves are not differentiable (the stable ABI cannot build a graph node; relu()
+# above carries the gradient). A fallthrough at the Autograd key says so to the dispatcher:
+# a direct op call then costs no autograd fallback, and its output simply does not require
+# grad, instead of the default fallback's warning at backward time.
+_fallthrough = torch.library.Library(ops.name, "IMPL")
+for _op in ("relu", "relu_out", "relu_backward"):
+    _fallthrough.impl(_op, torch.library.fallthrough_kernel, "Autograd")
 
 # What kernels' function mapping (kernelize with a function) reads to allow training and
 # torch.compile modes, as layers.ReLU declares for the layer route.
