@@ -15,8 +15,15 @@ ROOT = Path(__file__).resolve().parent.parent
 REPO_ID = "relu-dev/relu"
 
 BACKENDS = ["cpu"] + (["cuda"] if torch.version.cuda else [])
-RUNNABLE_BACKENDS = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-BACKEND_DEVICE = {"cpu": "cpu", "cuda": "cuda"}
+# (variant, device of the tensors): every variant built here on every device it serves. The
+# CUDA variant serves CPU tensors too, so it is tested on the CPU wherever it is built, GPU
+# or not; on CUDA only where a GPU is.
+TARGETS = [("cpu", "cpu")] + [("cuda", "cpu")] * ("cuda" in BACKENDS) + [("cuda", "cuda")] * torch.cuda.is_available()
+
+
+def target_id(target: tuple[str, str]) -> str:
+    backend, device = target
+    return backend if backend == device else f"{backend}-variant-on-{device}"
 
 
 def build_command(backend: str) -> list[str]:
@@ -45,9 +52,15 @@ def load_kernel(backend: str):
     return get_kernel(REPO_ID, version=3, backend=backend)
 
 
-@pytest.fixture(scope="session", params=RUNNABLE_BACKENDS)
-def backend(request) -> str:
+@pytest.fixture(scope="session", params=TARGETS, ids=target_id)
+def target(request) -> tuple[str, str]:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def backend(target) -> str:
+    """The variant under test: "cpu" or "cuda"."""
+    return target[0]
 
 
 @pytest.fixture(scope="session")
@@ -56,8 +69,9 @@ def kernel(backend):
 
 
 @pytest.fixture(scope="session")
-def device(backend) -> str:
-    return BACKEND_DEVICE[backend]
+def device(target) -> str:
+    """Where the tensors live."""
+    return target[1]
 
 
 @pytest.fixture(scope="session")

@@ -126,13 +126,22 @@ def test_no_autograd_state_without_grad_mode(kernel, device, context):
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # torch's forward_ad import
 def test_forward_mode_ad_raises_rather_than_dropping_the_tangent(kernel, device):
-    # The C++ autograd Function has no jvp; what matters is that a tangent is never lost.
+    # relu's autograd.Function has no jvp (Dynamo cannot trace one that has); what matters
+    # is that a tangent is never lost.
     import torch.autograd.forward_ad as fwAD
 
     with fwAD.dual_level():
         x = fwAD.make_dual(torch.randn(16, device=device), torch.ones(16, device=device))
-        with pytest.raises(RuntimeError, match="jvp is not implemented"):
+        with pytest.raises(RuntimeError, match="implement the jvp"):
             kernel.relu(x)
+
+
+def test_raw_ops_are_not_differentiable_only_relu_is(ops, kernel, device):
+    # The stable ABI has no C++ autograd: the gradient lives in relu() (functions.py). A
+    # direct op call says so plainly (no grad_fn) rather than warning at backward time.
+    x = leaf(random_input(64, torch.float32, device))
+    assert not ops.relu(x).requires_grad
+    assert kernel.relu(x).requires_grad
 
 
 def torch_out_error(x, out):
@@ -196,18 +205,20 @@ def test_backward_op_matches_reference_for_any_result(ops, device, dtype):
 
 
 def test_backward_op_rejects_bad_arguments(ops, device):
+    # The raw ops raise ValueError for every bad argument (std::invalid_argument through
+    # the stable ABI); only relu() names dtype mistakes TypeError.
     grad = torch.randn(8, 4, device=device)
     result = torch.randn(8, 4, device=device)
-    with pytest.raises(TypeError, match="grad_out has dtype"):
+    with pytest.raises(ValueError, match="grad_out has dtype"):
         ops.relu_backward(grad.half(), result)
-    with pytest.raises(TypeError, match="grad_out has dtype"):
+    with pytest.raises(ValueError, match="grad_out has dtype"):
         ops.relu_backward(grad, result.double())
     with pytest.raises(ValueError, match="grad_out has shape"):
         ops.relu_backward(grad[:4], result)
     with pytest.raises(ValueError, match="grad_out has shape"):
         ops.relu_backward(grad.t(), result)
     for dtype in INTEGER_DTYPES:
-        with pytest.raises(TypeError, match="result has dtype"):
+        with pytest.raises(ValueError, match="result has dtype"):
             ops.relu_backward(grad.to(dtype), result.to(dtype))
     if device != "cpu":
         with pytest.raises(ValueError, match="grad_out is on cpu"):

@@ -4,12 +4,17 @@
   the CPU one work-item at a time, against the tests' reference (tests/xpu_items_check.cpp);
 - build.toml's [kernel.relu_xpu] accepted by kernels' own parser, and listing every file of
   this repository that the XPU sources include (kernel-builder copies only listed files);
+- relu-xpu/relu_xpu.cpp reaching no header of torch's C++ API (ATen, c10, torch/all.h,
+  torch/library.h): torch's header-only headers and one AOTI shim function only, declared
+  with the signature torch's own shim_xpu.h gives it;
 - relu-xpu/relu_xpu.cpp compiled by g++ as the host half of a SYCL build, against the SYCL
-  2020 headers of Intel's intel-sycl-rt wheel and torch's c10/xpu headers, every kernel body
-  type-checked (tests/xpu_host_compile.cpp);
-- torch-ext/torch_binding.cpp compiled with -DXPU_KERNEL (its XPU registration).
+  2020 headers of Intel's intel-sycl-rt wheel and torch's header-only headers, every kernel
+  body type-checked (tests/xpu_host_compile.cpp);
+- torch-ext/torch_binding.cpp compiled with -DXPU_KERNEL (its XPU registration) against
+  torch's stable-ABI headers.
 
-Not checked: device code generation, the launch on a queue, anything at run time on a GPU
+Not checked: device code generation, the launch on a queue, that the AOTI shim returns a
+sycl::queue* at run time (read from torch's source only), anything at run time on a GPU
 (relu-xpu/README.md)."""
 
 import os
@@ -107,28 +112,96 @@ def torch_include_flags() -> list[str]:
     return [arg for path in torch.utils.cpp_extension.include_paths() for arg in ("-isystem", path)]
 
 
-def test_relu_xpu_compiles_against_sycl_headers(tmp_path):
-    include = sycl_headers()
-    # An XPU build of torch generates this header at build time; the CPU wheel lacks it. Its
-    # only content there is the DLL-export switch, which matters on Windows alone.
-    stub = tmp_path / "stub" / "c10" / "xpu" / "impl" / "xpu_cmake_macros.h"
-    stub.parent.mkdir(parents=True)
-    stub.write_text("#pragma once\n")
-    flags = [
+# How the XPU code is compiled: kernel-builder builds the XPU variant per torch version
+# (build.toml names no stable ABI for it, because its queue comes from an AOTI shim outside the
+# stable set), i.e. with no TORCH_TARGET_VERSION; the code is nonetheless written against the
+# stable-ABI 2.11 surface that the CPU and CUDA variants target, which the define enforces
+# (the stable headers then hide everything newer than torch 2.11).
+TORCH_TARGETS = {
+    "per-torch-build": [],
+    "stable-abi-2.11": ["-DTORCH_TARGET_VERSION=0x020b000000000000"],
+}
+
+
+def relu_xpu_host_flags(target: str) -> list[str]:
+    return [
         "-std=c++20",  # what kernel-builder uses for torch >= 2.12
-        "-fsyntax-only",
         "-DXPU_KERNEL",
         "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING",  # "no -fsycl": right, this is the host half
-        "-isystem", str(stub.parent.parent.parent.parent),
-        "-isystem", str(include),
+        *TORCH_TARGETS[target],
+        "-isystem", str(sycl_headers()),
         *torch_include_flags(),
     ]
+
+
+@pytest.mark.parametrize("target", TORCH_TARGETS)
+def test_relu_xpu_compiles_against_sycl_headers(tmp_path, target):
+    """Both ways the code can be built (TORCH_TARGETS), every kernel functor instantiated."""
+    flags = ["-fsyntax-only", *relu_xpu_host_flags(target)]
     compile_host(ROOT / "tests" / "xpu_host_compile.cpp", tmp_path / "unused", flags)
 
 
-def test_binding_compiles_for_xpu(tmp_path):
-    """The XPU branch of the op registration, with the registration.h the build step writes.
-    Warnings are not errors here: that generated header is not this test's concern."""
+# torch's C++ API, which ties a binary to one torch build; relu_xpu.cpp must reach none of it.
+TORCH_CPP_API_INCLUDE = re.compile(
+    r'^\s*#\s*include\s*[<"](ATen/|c10/|torch/all\.h|torch/library\.h)', re.MULTILINE)
+
+
+def test_relu_xpu_includes_no_torch_cpp_api():
+    """relu_xpu.cpp and the repository headers it includes name no ATen/, c10/, torch/all.h
+    or torch/library.h header (the SYCL headers are not needed for this one)."""
+    sources = ["relu-xpu/relu_xpu.cpp", *sorted(repo_includes(ROOT / "relu-xpu" / "relu_xpu.cpp"))]
+    found = {name: TORCH_CPP_API_INCLUDE.findall((ROOT / name).read_text()) for name in sources}
+    assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+# What of torch's headers relu_xpu.cpp may reach: the header-only and stable-ABI headers, and
+# the AOTI C shim declarations those stand on. All C or header-only: nothing there ties the
+# code to one torch build's C++ ABI.
+TORCH_HEADERS_ALLOWED = (
+    "torch/headeronly/",
+    "torch/csrc/stable/",
+    "torch/csrc/inductor/aoti_torch/c/",
+    "torch/csrc/inductor/aoti_torch/generated/c_shim_",
+)
+
+
+def test_relu_xpu_reaches_only_header_only_torch():
+    """Through every header it includes, transitively (g++ -M), relu_xpu.cpp reaches no torch
+    header outside TORCH_HEADERS_ALLOWED."""
+    compiler = shutil.which("g++")
+    assert compiler, "g++ is needed (it also builds the CPU kernel)"
+    command = [compiler, "-M", *relu_xpu_host_flags("per-torch-build"), f"-I{ROOT}",
+               str(ROOT / "relu-xpu" / "relu_xpu.cpp")]
+    listed = subprocess.run(command, capture_output=True, text=True)
+    assert listed.returncode == 0, f"{' '.join(command)}\n{listed.stderr[-6000:]}"
+    headers = listed.stdout.replace("\\\n", " ").split()[1:]  # after "relu_xpu.o:"
+    torch_roots = [Path(path).resolve() for path in torch.utils.cpp_extension.include_paths()]
+    reached = set()
+    for header in headers:
+        resolved = Path(header).resolve()
+        for root in torch_roots:
+            if resolved.is_relative_to(root):
+                reached.add(resolved.relative_to(root).as_posix())
+    assert reached, "expected torch's header-only dtype enum (torch-ext/relu_dtypes.h)"
+    assert sorted(h for h in reached if not h.startswith(TORCH_HEADERS_ALLOWED)) == []
+
+
+def test_shim_declaration_matches_torch(tmp_path):
+    """relu_xpu.cpp declares aoti_torch_get_current_xpu_stream itself (torch's shim_xpu.h
+    declares it only under USE_XPU). With torch's declaration made visible first, a C function
+    declared with another signature is a hard error: so ours is the one libtorch exports."""
+    both = tmp_path / "shim_and_relu_xpu.cpp"
+    both.write_text("#include <torch/csrc/inductor/aoti_torch/c/shim_xpu.h>\n"
+                    '#include "relu-xpu/relu_xpu.cpp"\n')
+    flags = ["-fsyntax-only", "-DUSE_XPU", *relu_xpu_host_flags("per-torch-build")]
+    compile_host(both, tmp_path / "unused", flags)
+
+
+@pytest.mark.parametrize("target", TORCH_TARGETS)
+def test_binding_compiles_for_xpu(tmp_path, target):
+    """The XPU branch of the op registration, with the registration.h the build step writes
+    (it defines STABLE_TORCH_LIBRARY_EXPAND and STABLE_TORCH_LIBRARY_IMPL_EXPAND). Warnings
+    are not errors here: that generated header is not this test's concern."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         from build_variant import PY_LIMITED_API, REGISTRATION_H
@@ -139,6 +212,7 @@ def test_binding_compiles_for_xpu(tmp_path):
         "-std=c++20",
         "-fsyntax-only",
         "-DXPU_KERNEL",
+        *TORCH_TARGETS[target],
         "-DTORCH_EXTENSION_NAME=_relu_xpu_check",
         f"-DPy_LIMITED_API={PY_LIMITED_API}",
         f"-I{tmp_path}",

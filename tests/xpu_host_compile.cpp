@@ -1,6 +1,6 @@
-// relu-xpu/relu_xpu.cpp as the host half of a SYCL build sees it. tests/test_xpu_sycl_headers.py
+// relu-xpu/relu_xpu.cpp as the host half of a SYCL build sees it. tests/test_xpu_source.py
 // compiles this with g++ against the SYCL 2020 headers that Intel ships in the intel-sycl-rt
-// wheel and torch's own c10/xpu headers. A host compiler does not instantiate kernel bodies
+// wheel and torch's header-only headers. A host compiler does not instantiate kernel bodies
 // (only the device compiler calls them), so the explicit instantiations below make g++
 // type-check every kernel's operator() for every dtype.
 #include "relu-xpu/relu_xpu.cpp"
