@@ -222,6 +222,11 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     from torch.utils import cpp_extension
 
     object_dir.mkdir(parents=True, exist_ok=True)
+    # torch's build baton: a build that died, and on torch 2.14.1 a build that succeeded,
+    # leaves it behind, and the next build of this variant would wait on it forever. Builds
+    # of one variant are never run concurrently here (conftest, release.sh and h200 scripts
+    # build each variant once, in turn).
+    (object_dir / "lock").unlink(missing_ok=True)
     registration = object_dir / "registration.h"
     if not registration.exists() or registration.read_text() != REGISTRATION_H:
         registration.write_text(REGISTRATION_H)  # a fresh mtime would recompile everything

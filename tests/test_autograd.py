@@ -256,3 +256,19 @@ def test_opcheck_relu_backward(ops, device, dtype):
         grad = random_input(tuple(result.shape), dtype, device, specials=False)
         torch.library.opcheck(ops.relu_backward.default, (grad, result))
         torch.library.opcheck(ops.relu_backward.default, (leaf(grad), leaf(result)))
+
+
+def test_no_grad_calls_never_enter_python_autograd(kernel, device, monkeypatch):
+    # At small sizes the call path is the latency: a call that records nothing must go
+    # straight to the op, never through the autograd.Function.
+    def refuse(*args):
+        raise AssertionError("a no-grad call entered the Python autograd path")
+
+    monkeypatch.setattr(kernel.relu.__globals__["_ReluFunction"], "apply", refuse)
+    x = random_input(100, torch.float32, device)
+    assert_bitwise_equal(kernel.relu(x), reference_relu(x))
+    assert_bitwise_equal(kernel.relu(x, out=poisoned_like(x)), reference_relu(x))
+    with torch.no_grad():
+        assert_bitwise_equal(kernel.relu(leaf(x)), reference_relu(x))
+    with pytest.raises(AssertionError, match="entered the Python autograd"):
+        kernel.relu(leaf(x))  # the guard itself works

@@ -81,30 +81,29 @@ def test_public_api(kernel):
     assert issubclass(kernel.layers.ReLU, torch.nn.Module)
 
 
-# manylinux_2_28 violations of builds made on the machines this project builds on, as
-# README.md reports them; they come from the build machine's glibc, not from our code.
-# Anything beyond these is a regression.
+# manylinux_2_28 violations of builds made on the machines this project builds on (Debian 12
+# here and in CI, Ubuntu 24.04 on the H200), as README.md reports them: glibc symbols newer
+# than 2.28 that the toolchain or torch's headers bring, not our code. A binary may be built
+# on one machine and tested on another (RELU_TEST_PREBUILT), so the union is what is allowed;
+# anything beyond it is a regression.
 KNOWN_MANYLINUX_2_28_VIOLATIONS = {
-    # Debian 12 (dev machine, CI): gcc 12's libstdc++ headers read __libc_single_threaded.
-    "2.36": {"__libc_single_threaded"},
-    # Ubuntu 24.04 (the H200 image, results/h200/final/tests.log), gcc 13.3.
-    "2.39": {"__libc_single_threaded", "__isoc23_strtoul", "arc4random", "pthread_once"},
+    "__libc_single_threaded": "gcc 12+ libstdc++ headers (glibc 2.32)",
+    "dlsym": "torch's stable headers look up newer shims at run time (macros.h; glibc 2.34)",
+    "pthread_once": "std::call_once in the CUDA launch policy (glibc 2.34)",
+    "__isoc23_strtoul": "Ubuntu 24.04's g++ 13.3 (glibc 2.38)",
+    "arc4random": "Ubuntu 24.04's g++ 13.3 (glibc 2.36)",
 }
 
 
 def test_abi(variant_dir):
-    import platform
-
     from kernel_abi_check import ObjectFile
 
     library = next(variant_dir.glob("*.abi3.so"))
     objects = ObjectFile(str(library))
     assert objects.check_python_abi("3.9") == [], "the extension must use the Python limited API only"
     violations = {v.name for v in objects.check_manylinux("manylinux_2_28")}
-    glibc = platform.libc_ver()[1]
-    if glibc not in KNOWN_MANYLINUX_2_28_VIOLATIONS:
-        pytest.skip(f"no recorded manylinux_2_28 result for builds on glibc {glibc}: {sorted(violations)}")
-    assert violations <= KNOWN_MANYLINUX_2_28_VIOLATIONS[glibc], violations
+    unexplained = violations - set(KNOWN_MANYLINUX_2_28_VIOLATIONS)
+    assert not unexplained, f"new manylinux_2_28 violations: {sorted(unexplained)}"
 
 
 # A mangled C++ name of torch's own API (at::, c10::, torch::, also as a template argument,
@@ -173,8 +172,9 @@ def test_kernels_benchmark_runs_on_the_checkout(tmp_path):
         pytest.fail("benchmarks/benchmark.py is missing")
     output = tmp_path / "bench.json"
     done = subprocess.run(
-        # The `kernels` console script, run as code: on the H200 kernels is only on PYTHONPATH.
-        [sys.executable, "-c", "import sys; from kernels.cli import main; sys.argv[0] = 'kernels'; sys.exit(main())",
+        # The `kernels` console script through the offline runner: on the H200 kernels is only
+        # on PYTHONPATH, without its signature-checking dependencies.
+        [sys.executable, str(ROOT / "scripts" / "kernels_cli_offline.py"),
          "benchmark", str(ROOT), "--iterations", "3", "--warmup", "1",
          "--output", str(output)],
         capture_output=True, text=True, cwd=ROOT,

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "registration.h"
@@ -39,139 +40,145 @@ using torch::stable::Tensor;
 // formatting an integer through that copy crashed (results/h200/run3/crash_backtrace.txt).
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
 
-std::string shape_of(const Tensor& t) {
-  std::string text = "[";
-  const auto sizes = t.sizes();
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (d > 0) text += ", ";
-    text += std::to_string(sizes[d]);
+// ---- What the checks and the launch need of one tensor, read once: every accessor of a
+// stable Tensor is a call into libtorch through the C shim, and at small sizes the call path
+// is the latency. Layout facts are rebuilt from sizes and strides (the stable ABI has no
+// overlap or memory-format helpers).
+struct Geometry {
+  const int64_t* sizes = nullptr;
+  const int64_t* strides = nullptr;
+  int64_t dim = 0;
+  int64_t numel = 1;
+  int32_t dtype_code = 0;  // the shim's dtype number, for allocation
+  ScalarType dtype = ScalarType::Undefined;
+  int32_t device_type = 0;
+  int32_t device_index = 0;
+  bool dense = false;  // torch's is_non_overlapping_and_dense
+
+  explicit Geometry(const Tensor& t) {
+    AtenTensorHandle h = t.get();
+    int64_t* sizes_ptr = nullptr;
+    int64_t* strides_ptr = nullptr;
+    aoti_torch_get_dim(h, &dim);
+    aoti_torch_get_sizes(h, &sizes_ptr);
+    aoti_torch_get_strides(h, &strides_ptr);
+    aoti_torch_get_dtype(h, &dtype_code);
+    aoti_torch_get_device_type(h, &device_type);
+    aoti_torch_get_device_index(h, &device_index);
+    sizes = sizes_ptr;
+    strides = strides_ptr;
+    dtype = t.scalar_type();
+    for (int64_t d = 0; d < dim; ++d) numel *= sizes[d];
+    dense = is_dense();
   }
-  return text + "]";
-}
 
-std::string device_name(const Tensor& t) {
-  switch (t.device().type()) {
-    case DeviceType::CPU: return "cpu";
-    case DeviceType::CUDA: return "cuda:" + std::to_string(int(t.get_device_index()));
-    case DeviceType::XPU: return "xpu:" + std::to_string(int(t.get_device_index()));
-    default: return "device type " + std::to_string(int(t.device().type()));
+  bool same_shape(const Geometry& other) const {
+    return std::equal(sizes, sizes + dim, other.sizes, other.sizes + other.dim);
   }
-}
 
-bool same_device(const Tensor& a, const Tensor& b) {
-  return a.device().type() == b.device().type() &&
-         a.get_device_index() == b.get_device_index();
-}
-
-// ---- Layout geometry, rebuilt from sizes and strides (the stable ABI has no overlap or
-// memory-format helpers). Tensors up to kInlineDims dimensions need no allocation.
-constexpr size_t kInlineDims = 16;
-
-// Dimensions with more than one element, in increasing stride order.
-struct OrderedDims {
-  std::array<int64_t, kInlineDims> inline_dims;
-  std::vector<int64_t> heap_dims;
-  int64_t* dims = nullptr;
-  size_t count = 0;
-
-  explicit OrderedDims(const Tensor& t) {
-    const auto sizes = t.sizes();
-    const auto strides = t.strides();
-    if (sizes.size() > kInlineDims) {
-      heap_dims.resize(sizes.size());
-      dims = heap_dims.data();
-    } else {
-      dims = inline_dims.data();
+  // Same element order in memory: a flat pass over both is exact when one is dense.
+  bool same_strides(const Geometry& other) const {
+    for (int64_t d = 0; d < dim; ++d) {
+      if (sizes[d] != 1 && strides[d] != other.strides[d]) return false;
     }
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] != 1) dims[count++] = int64_t(d);
+    return true;
+  }
+
+  bool same_dense_layout(const Geometry& other) const { return dense && same_strides(other); }
+
+  bool same_device(const Geometry& other) const {
+    return device_type == other.device_type && device_index == other.device_index;
+  }
+
+  // Two elements at one address through a dimension of stride 0 and size > 1 (expand()).
+  // Other self-overlapping layouts need as_strided, which torch's own check does not catch
+  // either (it answers "too hard"); they are not rejected here.
+  bool has_repeated_elements() const {
+    for (int64_t d = 0; d < dim; ++d) {
+      if (sizes[d] > 1 && strides[d] == 0) return true;
     }
-    std::stable_sort(dims, dims + count, [&](int64_t a, int64_t b) {
-      return strides[size_t(a)] < strides[size_t(b)];
-    });
+    return false;
+  }
+
+  // [first, last) element offsets from the data pointer that the elements touch; numel > 0.
+  std::pair<int64_t, int64_t> element_span() const {
+    int64_t low = 0, high = 0;
+    for (int64_t d = 0; d < dim; ++d) {
+      const int64_t reach = (sizes[d] - 1) * strides[d];
+      (reach < 0 ? low : high) += reach;
+    }
+    return {low, high + 1};
+  }
+
+  std::string shape() const {
+    std::string text = "[";
+    for (int64_t d = 0; d < dim; ++d) {
+      if (d > 0) text += ", ";
+      text += std::to_string(sizes[d]);
+    }
+    return text + "]";
+  }
+
+  std::string device() const {
+    const std::string index = std::to_string(device_index);
+    switch (DeviceType(device_type)) {
+      case DeviceType::CPU: return "cpu";
+      case DeviceType::CUDA: return "cuda:" + index;
+      case DeviceType::XPU: return "xpu:" + index;
+      default: return "device type " + std::to_string(device_type) + ":" + index;
+    }
+  }
+
+ private:
+  // Some permutation of the dimensions is contiguous. Dimensions of size 1 place nothing.
+  bool is_dense() const {
+    constexpr int64_t kInlineDims = 16;  // beyond this, an allocation
+    std::array<int64_t, kInlineDims> inline_order;
+    std::vector<int64_t> heap_order;
+    int64_t* order = inline_order.data();
+    if (dim > kInlineDims) {
+      heap_order.resize(size_t(dim));
+      order = heap_order.data();
+    }
+    // Insertion sort by stride: a handful of dimensions, and std::stable_sort would allocate
+    // a buffer on every call.
+    int64_t count = 0;
+    for (int64_t d = 0; d < dim; ++d) {
+      if (sizes[d] == 1) continue;
+      int64_t i = count++;
+      for (; i > 0 && strides[order[i - 1]] > strides[d]; --i) order[i] = order[i - 1];
+      order[i] = d;
+    }
+    int64_t expected = 1;
+    for (int64_t i = 0; i < count; ++i) {
+      if (strides[order[i]] != expected) return false;
+      expected *= sizes[order[i]];
+    }
+    return true;
   }
 };
 
-// Every element at a distinct address and no gaps: some permutation of the dimensions is
-// contiguous (torch's is_non_overlapping_and_dense).
-bool is_dense(const Tensor& t) {
-  const auto sizes = t.sizes();
-  const auto strides = t.strides();
-  const OrderedDims order(t);
-  int64_t expected = 1;
-  for (size_t i = 0; i < order.count; ++i) {
-    const size_t d = size_t(order.dims[i]);
-    if (strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
+// Whether the bytes of two tensors' elements can overlap (both have elements).
+bool may_share_memory(const Tensor& a, const Geometry& ga, const Tensor& b, const Geometry& gb) {
+  if (ga.numel == 0 || gb.numel == 0) return false;
+  const int64_t element = int64_t(a.element_size());
+  const auto base_a = int64_t(reinterpret_cast<uintptr_t>(a.const_data_ptr()));
+  const auto base_b = int64_t(reinterpret_cast<uintptr_t>(b.const_data_ptr()));
+  const auto [a_low, a_high] = ga.element_span();
+  const auto [b_low, b_high] = gb.element_span();
+  return base_a + a_low * element < base_b + b_high * element &&
+         base_b + b_low * element < base_a + a_high * element;
 }
 
-// Same element order in memory (a flat pass over both is exact), given `a` is dense.
-bool same_layout(const Tensor& a, const Tensor& b) {
-  const auto sizes = a.sizes();
-  const auto a_strides = a.strides();
-  const auto b_strides = b.strides();
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != 1 && a_strides[d] != b_strides[d]) return false;
-  }
-  return true;
-}
-
-bool same_dense_layout(const Tensor& a, const Tensor& b) { return is_dense(a) && same_layout(a, b); }
-
-// Two elements of `t` at one address: a dimension of stride 0 and size > 1 (an expand()).
-// Other self-overlapping layouts need as_strided, which torch's own check does not catch
-// either (it answers "too hard"); they are not rejected here.
-bool has_repeated_elements(const Tensor& t) {
-  const auto sizes = t.sizes();
-  const auto strides = t.strides();
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] > 1 && strides[d] == 0) return true;
-  }
-  return false;
-}
-
-// [first, last) bytes that `t`'s elements can touch; t.numel() > 0.
-struct ByteSpan {
-  uintptr_t first;
-  uintptr_t last;
-};
-
-ByteSpan byte_span(const Tensor& t) {
-  const auto sizes = t.sizes();
-  const auto strides = t.strides();
-  int64_t low = 0, high = 0;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    const int64_t reach = (sizes[d] - 1) * strides[d];
-    (reach < 0 ? low : high) += reach;
-  }
-  const auto element = int64_t(t.element_size());
-  const auto base = reinterpret_cast<uintptr_t>(t.const_data_ptr());
-  return ByteSpan{uintptr_t(int64_t(base) + low * element),
-                  uintptr_t(int64_t(base) + (high + 1) * element)};
-}
-
-bool may_share_memory(const Tensor& a, const Tensor& b) {
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  const ByteSpan sa = byte_span(a), sb = byte_span(b);
-  return sa.first < sb.last && sb.first < sa.last;
-}
-
-// An uninitialised tensor on t's device: t's strides when t is dense (so the result keeps
-// t's layout), else torch's own empty_like choice.
-Tensor empty_with_layout_of(const Tensor& t) {
-  if (!is_dense(t)) return torch::stable::empty_like(t);
+// An uninitialised tensor like t: t's strides when t is dense (so the result keeps t's
+// layout), else torch's own empty_like choice.
+Tensor empty_with_layout_of(const Tensor& t, const Geometry& g) {
+  if (!g.dense) return torch::stable::empty_like(t);
   // aoti_torch_empty_strided is one C call; torch::stable::empty_like goes through the
   // boxed dispatcher, measurably slower at small sizes.
   AtenTensorHandle handle = nullptr;
-  const auto sizes = t.sizes();
-  const auto strides = t.strides();
-  int32_t dtype = 0, device_type = 0;
-  aoti_torch_get_dtype(t.get(), &dtype);
-  aoti_torch_get_device_type(t.get(), &device_type);
-  if (aoti_torch_empty_strided(int64_t(sizes.size()), sizes.data(), strides.data(), dtype,
-                               device_type, t.get_device_index(), &handle) != AOTI_TORCH_SUCCESS) {
+  if (aoti_torch_empty_strided(g.dim, g.sizes, g.strides, g.dtype_code, g.device_type,
+                               g.device_index, &handle) != AOTI_TORCH_SUCCESS) {
     throw std::runtime_error("relu: could not allocate the result");
   }
   return Tensor(handle);
@@ -186,7 +193,6 @@ Tensor contiguous_copy(const Tensor& t) {
 
 // ---- Backends: the flat passes of each device type this build serves.
 struct CpuBackend {
-  static constexpr DeviceType kDevice = DeviceType::CPU;
   static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t) {
     relu_flat_cpu(dtype, in, out, n);
   }
@@ -198,7 +204,6 @@ struct CpuBackend {
 
 #if defined(CUDA_KERNEL)
 struct CudaBackend {
-  static constexpr DeviceType kDevice = DeviceType::CUDA;
   static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
     relu_flat_cuda(dtype, in, out, n, device);
   }
@@ -211,7 +216,6 @@ struct CudaBackend {
 
 #if defined(XPU_KERNEL)
 struct XpuBackend {
-  static constexpr DeviceType kDevice = DeviceType::XPU;
   static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
     relu_flat_xpu(dtype, in, out, n, device);
   }
@@ -223,113 +227,113 @@ struct XpuBackend {
 #endif
 
 template <typename Backend>
-void run_forward(const Tensor& x, Tensor& out) {
-  Backend::forward(x.scalar_type(), x.const_data_ptr(), out.mutable_data_ptr(), x.numel(),
-                   int32_t(x.get_device_index()));
+void run_forward(const Tensor& x, const Geometry& gx, Tensor& out) {
+  Backend::forward(gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(), gx.numel,
+                   gx.device_index);
 }
 
-void check_supported_dtype(const Tensor& x) {
-  if (!relu_kernel::is_supported(x.scalar_type())) {
-    fail("relu: x has dtype " + dtype_name(x.scalar_type()) +
-               "; supported dtypes are " + relu_kernel::kSupportedDtypes);
+void check_supported_dtype(const Geometry& x) {
+  if (!relu_kernel::is_supported(x.dtype)) {
+    fail("relu: x has dtype " + dtype_name(x.dtype) + "; supported dtypes are " +
+         relu_kernel::kSupportedDtypes);
   }
 }
 
-void check_relu_args(const Tensor& out, const Tensor& x) {
-  check_supported_dtype(x);
-  if (out.scalar_type() != x.scalar_type()) {
-    fail("relu: out has dtype " + dtype_name(out.scalar_type()) + " but x has dtype " +
-               dtype_name(x.scalar_type()) + "; out must have x's dtype");
+void check_relu_args(const Tensor& out, const Geometry& go, const Tensor& x, const Geometry& gx) {
+  check_supported_dtype(gx);
+  if (go.dtype != gx.dtype) {
+    fail("relu: out has dtype " + dtype_name(go.dtype) + " but x has dtype " +
+         dtype_name(gx.dtype) + "; out must have x's dtype");
   }
-  if (!same_device(out, x)) {
-    fail("relu: out is on " + device_name(out) + " but x is on " + device_name(x) +
-               "; out must be on x's device");
+  if (!go.same_device(gx)) {
+    fail("relu: out is on " + go.device() + " but x is on " + gx.device() +
+         "; out must be on x's device");
   }
-  const auto out_sizes = out.sizes();
-  const auto x_sizes = x.sizes();
-  if (!std::equal(out_sizes.begin(), out_sizes.end(), x_sizes.begin(), x_sizes.end())) {
-    fail("relu: out has shape " + shape_of(out) + " but x has shape " + shape_of(x) +
-               "; out must have x's shape (it is never resized)");
+  if (!go.same_shape(gx)) {
+    fail("relu: out has shape " + go.shape() + " but x has shape " + gx.shape() +
+         "; out must have x's shape (it is never resized)");
   }
-  if (has_repeated_elements(out)) {
+  if (go.has_repeated_elements()) {
     fail("relu: out has elements that share memory (an expand()ed or stride-0 view); "
-               "pass a tensor whose elements are distinct");
+         "pass a tensor whose elements are distinct");
   }
   // Two dense tensors that share memory must be the very same elements (in place); for
   // strided ones the pass below reads all of x before writing out, so any sharing is safe.
-  if (is_dense(out) && is_dense(x) && may_share_memory(out, x) &&
-      !(out.const_data_ptr() == x.const_data_ptr() && same_layout(out, x))) {
-    fail("relu: out partially overlaps x; pass out=x for in place, or a tensor that "
-               "does not share x's memory");
+  if (go.dense && gx.dense && may_share_memory(out, go, x, gx) &&
+      !(out.const_data_ptr() == x.const_data_ptr() && go.same_strides(gx))) {
+    fail("relu: out partially overlaps x; pass out=x for in place, or a tensor that does "
+         "not share x's memory");
   }
 }
 
 template <typename Backend>
-void relu_out_checked(Tensor& out, const Tensor& x) {
-  if (x.numel() == 0) return;
-  if (same_dense_layout(x, out) && is_dense(out)) {
+void relu_out_checked(Tensor& out, const Geometry& go, const Tensor& x, const Geometry& gx) {
+  if (gx.numel == 0) return;
+  if (gx.same_dense_layout(go) && go.dense) {
     // Contiguous, channels-last, permuted-dense, and in place (out is x): no copy.
-    run_forward<Backend>(x, out);
+    run_forward<Backend>(x, gx, out);
     return;
   }
   // Strided x or out, or two different layouts. x is read in full into `src` before out is
   // written, so even an interleaved alias of x and out stays correct.
-  const Tensor src = is_dense(x) && !may_share_memory(x, out) ? x : contiguous_copy(x);
-  if (same_dense_layout(src, out)) {
-    run_forward<Backend>(src, out);
+  const bool x_usable = gx.dense && !may_share_memory(x, gx, out, go);
+  const Tensor src = x_usable ? x : contiguous_copy(x);
+  const Geometry gs = x_usable ? gx : Geometry(src);
+  if (gs.same_dense_layout(go)) {
+    run_forward<Backend>(src, gs, out);
     return;
   }
-  Tensor dense = empty_with_layout_of(src);
-  run_forward<Backend>(src, dense);
+  Tensor dense = empty_with_layout_of(src, gs);
+  run_forward<Backend>(src, gs, dense);
   torch::stable::copy_(out, dense);
 }
 
 template <typename Backend>
 void relu_out_impl(Tensor out, Tensor x) {
-  check_relu_args(out, x);
-  relu_out_checked<Backend>(out, x);
+  const Geometry go(out), gx(x);
+  check_relu_args(out, go, x, gx);
+  relu_out_checked<Backend>(out, go, x, gx);
 }
 
 template <typename Backend>
 Tensor relu_impl(Tensor x) {
-  check_supported_dtype(x);
-  Tensor out = empty_with_layout_of(x);
-  relu_out_checked<Backend>(out, x);
+  const Geometry gx(x);
+  check_supported_dtype(gx);
+  Tensor out = empty_with_layout_of(x, gx);
+  relu_out_checked<Backend>(out, gx.dense ? gx : Geometry(out), x, gx);
   return out;
 }
 
 template <typename Backend>
 Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
-  const ScalarType dtype = result.scalar_type();
-  if (!relu_kernel::is_floating(dtype)) {
-    fail("relu_backward: result has dtype " + dtype_name(dtype) +
-               "; gradients exist for float32, float16, bfloat16, float64 only");
+  const Geometry gg(grad_out), gr(result);
+  if (!relu_kernel::is_floating(gr.dtype)) {
+    fail("relu_backward: result has dtype " + dtype_name(gr.dtype) +
+         "; gradients exist for float32, float16, bfloat16, float64 only");
   }
-  if (grad_out.scalar_type() != dtype) {
-    fail("relu_backward: grad_out has dtype " + dtype_name(grad_out.scalar_type()) +
-               " but result has dtype " + dtype_name(dtype));
+  if (gg.dtype != gr.dtype) {
+    fail("relu_backward: grad_out has dtype " + dtype_name(gg.dtype) + " but result has dtype " +
+         dtype_name(gr.dtype));
   }
-  if (!same_device(grad_out, result)) {
-    fail("relu_backward: grad_out is on " + device_name(grad_out) + " but result is on " +
-               device_name(result));
+  if (!gg.same_device(gr)) {
+    fail("relu_backward: grad_out is on " + gg.device() + " but result is on " + gr.device());
   }
-  const auto g_sizes = grad_out.sizes();
-  const auto r_sizes = result.sizes();
-  if (!std::equal(g_sizes.begin(), g_sizes.end(), r_sizes.begin(), r_sizes.end())) {
-    fail("relu_backward: grad_out has shape " + shape_of(grad_out) +
-               " but result has shape " + shape_of(result));
+  if (!gg.same_shape(gr)) {
+    fail("relu_backward: grad_out has shape " + gg.shape() + " but result has shape " +
+         gr.shape());
   }
   // One dense layout for all three (a copy only for strided or mixed layouts).
-  const Tensor res = is_dense(result) ? result : contiguous_copy(result);
-  Tensor grad_in = empty_with_layout_of(res);
-  if (res.numel() == 0) return grad_in;
+  const Tensor res = gr.dense ? result : contiguous_copy(result);
+  const Geometry gres = gr.dense ? gr : Geometry(res);
+  Tensor grad_in = empty_with_layout_of(res, gres);
+  if (gres.numel == 0) return grad_in;
   Tensor grad = grad_out;
-  if (!same_dense_layout(grad_out, res)) {
-    grad = empty_with_layout_of(res);
+  if (!gres.same_dense_layout(gg)) {
+    grad = empty_with_layout_of(res, gres);
     torch::stable::copy_(grad, grad_out);
   }
-  Backend::backward(dtype, grad.const_data_ptr(), res.const_data_ptr(),
-                    grad_in.mutable_data_ptr(), res.numel(), int32_t(res.get_device_index()));
+  Backend::backward(gres.dtype, grad.const_data_ptr(), res.const_data_ptr(),
+                    grad_in.mutable_data_ptr(), gres.numel, gres.device_index);
   return grad_in;
 }
 

@@ -25,13 +25,12 @@ _SUPPORTED_DTYPES = frozenset({
 })
 
 
-def _records_gradient(*tensors: torch.Tensor) -> bool:
+def _records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> bool:
     # Inside a forward-AD dual level a tangent may ride on any tensor: take the autograd path,
     # which raises (no jvp: Dynamo cannot trace an autograd.Function that has one) rather
-    # than dropping the tangent silently.
-    if forward_ad._current_level >= 0:
-        return True
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    # than dropping the tangent silently. Cheapest test first: this runs on every call.
+    requires_grad = x.requires_grad or (other is not None and other.requires_grad)
+    return (requires_grad and torch.is_grad_enabled()) or forward_ad._current_level >= 0
 
 
 class _ReluFunction(torch.autograd.Function):

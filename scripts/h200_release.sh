@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The stable-ABI release set on the lent H200 (device tool), unchanged: the binaries built on
+# the dev machine (scripts/release.sh: torch 2.14.1 headers, nvcc 13.0, no GPU) run under the
+# H200's torch 2.11.0+cu130. Logs under $OUT (results/h200/stable-abi by default).
+#
+# On the dev machine first: scripts/release.sh; ../shared/device/fetch-wheels .whl; the last
+# full-ABI main as source in .baseline/ (git archive f7a83e7 | tar -x -C .baseline). Carry
+# build, relu-build, .whl, .baseline.
+#
+#   tests      the whole suite on the carried build/ (RELU_TEST_PREBUILT=1)  -> tests.log
+#   bench      kernels benchmark on relu-build/                              -> kernels-benchmark.json
+#   compare    this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-results/h200/stable-abi}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --target .site .whl/*.whl || exit 1
+export PYTHONPATH=$PWD/.site${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c 'import torch, kernels; print("torch", torch.__version__, "kernels", kernels.__version__)'
+  sha256sum build/*/*.so relu-build/build/*/*.so
+} > "$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+
+# The baseline builds (sm_90 only) while the suite runs.
+(cd .baseline && RELU_CUDA_ARCHS=9.0 python3 scripts/build_variant.py --backend cuda --cuda-archs 9.0) \
+  > /tmp/baseline_build.log 2>&1 &
+baseline=$!
+
+start=$SECONDS
+RELU_TEST_PREBUILT=1 python3 -m pytest tests -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/tests.log"
+status=${PIPESTATUS[0]}
+echo "tests: exit $status after $((SECONDS - start)) s" | tee -a "$OUT/tests.log"
+
+python3 scripts/kernels_cli_offline.py benchmark relu-build --output "$OUT/kernels-benchmark.json" \
+  > "$OUT/kernels-benchmark.log" 2>&1
+echo "kernels benchmark relu-build: exit $?" | tee -a "$OUT/kernels-benchmark.log"
+tail -30 "$OUT/kernels-benchmark.log"
+
+wait $baseline || { tail -20 /tmp/baseline_build.log; exit 1; }
+python3 benchmarks/abi_compare.py --new build/torch-stable-abi211-cu130-x86_64-linux \
+  --old .baseline/build/torch211-cxx11-cu130-x86_64-linux --device cuda --out "$OUT" 2>&1 | tail -3
+exit $status
