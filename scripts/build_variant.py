@@ -305,6 +305,8 @@ def main() -> None:
                         help="default: cuda when torch is a CUDA build, else cpu")
     parser.add_argument("--cuda-archs", nargs="+", default=None,
                         help="compile for these capabilities only (default: all in build.toml)")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build",
+                        help="where build/<variant> goes (default: this checkout's build/)")
     args = parser.parse_args()
 
     config = read_build_toml()
@@ -320,9 +322,13 @@ def main() -> None:
     uid = source_uid(sources, [backend, *archs, str(stable)])
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
 
-    library = compile_extension(ext_id, backend, sources, archs, stable,
-                                ROOT / ".cache" / "objects" / variant)
-    variant_dir = ROOT / "build" / variant
+    import torch
+
+    # Objects per torch version: builds against two torches (the test venv, the release
+    # venv) neither share nor keep rebuilding each other's objects.
+    object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / variant
+    library = compile_extension(ext_id, backend, sources, archs, stable, object_dir)
+    variant_dir = args.build_dir.resolve() / variant
     write_variant(config, ext_id, backend, library, archs, variant_dir)
     print(variant_dir)
 

@@ -5,9 +5,9 @@
 #
 # On the dev machine first: scripts/release.sh; ../shared/device/fetch-wheels .whl; the last
 # full-ABI main as source in .baseline/ (git archive f7a83e7 | tar -x -C .baseline). Carry
-# build, relu-build, .whl, .baseline.
+# relu-build, .whl, .baseline.
 #
-#   tests      the whole suite on the carried build/ (RELU_TEST_PREBUILT=1)  -> tests.log
+#   tests      the whole suite on relu-build/ (RELU_TEST_PREBUILT=relu-build)  -> tests.log
 #   bench      kernels benchmark on relu-build/                              -> kernels-benchmark.json
 #   compare    this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
 set -uo pipefail
@@ -19,7 +19,7 @@ export PYTHONPATH=$PWD/.site${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   python3 -c 'import torch, kernels; print("torch", torch.__version__, "kernels", kernels.__version__)'
-  sha256sum build/*/*.so relu-build/build/*/*.so
+  sha256sum relu-build/build/*/*.so
 } > "$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 
@@ -29,7 +29,7 @@ cat "$OUT/device.txt"
 baseline=$!
 
 start=$SECONDS
-RELU_TEST_PREBUILT=1 python3 -m pytest tests -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/tests.log"
+RELU_TEST_PREBUILT=relu-build python3 -m pytest tests -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/tests.log"
 status=${PIPESTATUS[0]}
 echo "tests: exit $status after $((SECONDS - start)) s" | tee -a "$OUT/tests.log"
 
@@ -39,6 +39,6 @@ echo "kernels benchmark relu-build: exit $?" | tee -a "$OUT/kernels-benchmark.lo
 tail -30 "$OUT/kernels-benchmark.log"
 
 wait $baseline || { tail -20 /tmp/baseline_build.log; exit 1; }
-python3 benchmarks/abi_compare.py --new build/torch-stable-abi211-cu130-x86_64-linux \
+python3 benchmarks/abi_compare.py --new relu-build/build/torch-stable-abi211-cu130-x86_64-linux \
   --old .baseline/build/torch211-cxx11-cu130-x86_64-linux --device cuda --out "$OUT" 2>&1 | tail -3
 exit $status

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The release build: the torch stable-ABI variants (one binary per backend for every torch
-# from 2.11 on) into build/, staged with the benchmarks and README into relu-build/ (what the
-# Hub's v3 branch holds), then the whole suite on exactly those binaries.
+# from 2.11 on), staged with the benchmarks and README into relu-build/ (what the Hub's v3
+# branch holds), then the whole suite on exactly those binaries.
 #
-#   scripts/release.sh            # build/torch-stable-abi211-{cpu,cu130}-x86_64-linux, relu-build/
+#   scripts/release.sh            # relu-build/build/torch-stable-abi211-{cpu,cu130}-x86_64-linux
 #
 # Built with the newest torch reachable here, 2.14.1 (a CUDA build, from this machine's disk
 # or PyPI), in .venv-release; CUDA with the machine's nvcc (13.0: a cu130 variant) for every
@@ -18,10 +18,11 @@ if ! "$VENV/bin/python" -c "import torch, kernels, kernel_abi_check, pytest, num
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q "torch==$RELEASE_TORCH" $(grep -v '^torch==' requirements-dev.txt | grep -v '^#')
 fi
+# Built apart from the checkout's build/ (which the test command rebuilds for its own torch).
 variants=()
 for backend in cpu cuda; do
-  variants+=("$("$VENV/bin/python" scripts/build_variant.py --backend "$backend" | tail -1)")
+  variants+=("$("$VENV/bin/python" scripts/build_variant.py --backend "$backend" --build-dir .cache/release-build | tail -1)")
 done
 "$VENV/bin/python" scripts/stage_release.py relu-build "${variants[@]}"
 export HF_HUB_OFFLINE=1
-RELU_TEST_PREBUILT=1 "$VENV/bin/python" -m pytest tests -q "$@"
+RELU_TEST_PREBUILT=relu-build "$VENV/bin/python" -m pytest tests -q "$@"

@@ -21,6 +21,14 @@ BACKENDS = ["cpu"] + (["cuda"] if torch.version.cuda else [])
 TARGETS = [("cpu", "cpu")] + [("cuda", "cpu")] * ("cuda" in BACKENDS) + [("cuda", "cuda")] * torch.cuda.is_available()
 
 
+# `kernels benchmark` runs on the backend kernels detects from torch's build, not on what the
+# machine has: a CUDA build of torch without a GPU makes it try CUDA and fail.
+runs_kernels_benchmark = pytest.mark.skipif(
+    torch.version.cuda is not None and not torch.cuda.is_available(),
+    reason="kernels benchmark picks CUDA for a CUDA build of torch, and this machine has no GPU",
+)
+
+
 def target_id(target: tuple[str, str]) -> str:
     backend, device = target
     return backend if backend == device else f"{backend}-variant-on-{device}"
@@ -34,7 +42,14 @@ def build_command(backend: str) -> list[str]:
     return command
 
 
-# backend -> build/<variant> written by this session's build.
+# RELU_TEST_PREBUILT=<dir>: test the binaries in <dir>/build (a staged release snapshot such as
+# relu-build/, or a checkout), built on another machine or against another torch: the point
+# of the stable ABI. Nothing is built. Unset: this checkout is built for the running torch.
+PREBUILT = os.environ.get("RELU_TEST_PREBUILT")
+# What LOCAL_KERNELS maps the Hub id to, and where the tests load from.
+KERNEL_ROOT = Path(PREBUILT).resolve() if PREBUILT else ROOT
+
+# backend -> build/<variant> the tests load.
 VARIANT_DIRS: dict[str, Path] = {}
 
 
@@ -42,21 +57,18 @@ def variant_kernels_picks(backend: str) -> Path:
     """The variant under build/ that kernels itself would load here for `backend`."""
     from kernels.variants import parse_variant, resolve_variant
 
-    candidates = {parse_variant(d.name): d for d in (ROOT / "build").iterdir() if d.is_dir()}
+    candidates = {parse_variant(d.name): d for d in (KERNEL_ROOT / "build").iterdir() if d.is_dir()}
     picked, trace = resolve_variant(list(candidates), backend=backend)
     if picked is None:
-        pytest.exit(f"RELU_TEST_PREBUILT: no variant in build/ loads here for {backend}: {trace}", 2)
+        pytest.exit(f"RELU_TEST_PREBUILT: no variant in {KERNEL_ROOT}/build loads here for {backend}: {trace}", 2)
     return candidates[picked]
 
 
 def pytest_sessionstart(session):
-    os.environ["LOCAL_KERNELS"] = f"{REPO_ID}={ROOT}"
+    os.environ["LOCAL_KERNELS"] = f"{REPO_ID}={KERNEL_ROOT}"
     os.environ["HF_HUB_OFFLINE"] = "1"
     for backend in BACKENDS:
-        if os.environ.get("RELU_TEST_PREBUILT"):
-            # Test the binaries already in build/ (the release set, or one carried to the
-            # H200), built on another machine or against another torch: the point of the
-            # stable ABI. Nothing is rebuilt.
+        if PREBUILT:
             VARIANT_DIRS[backend] = variant_kernels_picks(backend)
             continue
         built = subprocess.run(build_command(backend), check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True)

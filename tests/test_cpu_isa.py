@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from conftest import REPO_ID, ROOT
+from conftest import KERNEL_ROOT, REPO_ID, ROOT
 
 CHECK = textwrap.dedent(
     """
@@ -44,7 +44,7 @@ def test_isa_variant_matches_reference(isa):
     needed = {"portable": None, "avx2": "avx2", "avx512": "avx512bw"}[isa]
     if needed and not cpu_supports(needed):
         pytest.skip(f"this CPU lacks {needed}")
-    env = dict(os.environ, RELU_CPU_ISA=isa, LOCAL_KERNELS=f"{REPO_ID}={ROOT}", HF_HUB_OFFLINE="1")
+    env = dict(os.environ, RELU_CPU_ISA=isa, LOCAL_KERNELS=f"{REPO_ID}={KERNEL_ROOT}", HF_HUB_OFFLINE="1")
     script = CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -52,7 +52,7 @@ def test_isa_variant_matches_reference(isa):
 
 
 def test_unknown_isa_request_warns_and_runs_the_best():
-    env = dict(os.environ, RELU_CPU_ISA="sse9", LOCAL_KERNELS=f"{REPO_ID}={ROOT}", HF_HUB_OFFLINE="1")
+    env = dict(os.environ, RELU_CPU_ISA="sse9", LOCAL_KERNELS=f"{REPO_ID}={KERNEL_ROOT}", HF_HUB_OFFLINE="1")
     script = CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -29,11 +29,11 @@ from kernels.layer.layer import _validate_layer
 from torch import nn
 from torch._dynamo.testing import CompileCounterWithBackend
 
-from conftest import REPO_ID, ROOT
+from conftest import KERNEL_ROOT, REPO_ID
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 REPOSITORIES = {
-    "local-path": lambda: LocalLayerRepository(repo_path=ROOT, layer_name="ReLU"),
+    "local-path": lambda: LocalLayerRepository(repo_path=KERNEL_ROOT, layer_name="ReLU"),
     "LOCAL_KERNELS": lambda: LayerRepository(repo_id=REPO_ID, layer_name="ReLU", revision="main"),
 }
 MODES = {

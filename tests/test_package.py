@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import REPO_ID, ROOT
+from conftest import KERNEL_ROOT, REPO_ID, ROOT, runs_kernels_benchmark
 from reference import assert_bitwise_equal, random_input, reference_relu
 
 
@@ -134,7 +134,7 @@ def test_get_local_kernel_accepts_checkout_build_and_variant_dirs(variant_dir, b
         pytest.skip("checked once, on the CPU variant")
     from kernels import get_local_kernel
 
-    for path in (ROOT, ROOT / "build", variant_dir):
+    for path in (KERNEL_ROOT, KERNEL_ROOT / "build", variant_dir):
         _check_loaded(get_local_kernel(path, backend="cpu"))
 
 
@@ -167,6 +167,7 @@ def test_sys_path_import_of_variant_dir(variant_dir, device):
     assert done.stdout.strip() == "ok"
 
 
+@runs_kernels_benchmark
 def test_kernels_benchmark_runs_on_the_checkout(tmp_path):
     if not (ROOT / "benchmarks" / "benchmark.py").exists():
         pytest.fail("benchmarks/benchmark.py is missing")
@@ -175,7 +176,7 @@ def test_kernels_benchmark_runs_on_the_checkout(tmp_path):
         # The `kernels` console script through the offline runner: on the H200 kernels is only
         # on PYTHONPATH, without its signature-checking dependencies.
         [sys.executable, str(ROOT / "scripts" / "kernels_cli_offline.py"),
-         "benchmark", str(ROOT), "--iterations", "3", "--warmup", "1",
+         "benchmark", str(KERNEL_ROOT), "--iterations", "3", "--warmup", "1",
          "--output", str(output)],
         capture_output=True, text=True, cwd=ROOT,
     )

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import REPO_ID, ROOT, VARIANT_DIRS
+from conftest import REPO_ID, ROOT, VARIANT_DIRS, runs_kernels_benchmark
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from stage_release import stage  # noqa: E402
@@ -66,6 +66,7 @@ def test_sys_path_import(snapshot, backend, device):
     run_python(f"import sys; sys.path.insert(0, {str(variant)!r}); import relu", CHECK_RELU.format(device=device))
 
 
+@runs_kernels_benchmark
 def test_kernels_benchmark_on_snapshot(snapshot, tmp_path):
     output = tmp_path / "bench.json"
     # The `kernels` console script, run through the offline runner: on the H200 kernels is
