@@ -9,9 +9,10 @@
 // Two forms of the same function:
 //   relu_value(x)        a native arithmetic value (float, double, signed/unsigned ints);
 //   relu_lanes<Fmt>(w)   every lane of an unsigned machine word, lanes in format Fmt, with
-//                        bit operations only ("SIMD within a register"). float16 and
-//                        bfloat16 always take this form: no conversion to float, no
-//                        dependence on a half type that differs between CPU, CUDA and SYCL.
+//                        bit operations only ("SIMD within a register"). The floats
+//                        narrower than 32 bits (float16, bfloat16, the float8 formats)
+//                        always take this form: no conversion to float, no dependence on a
+//                        half or float8 type that differs between CPU, CUDA and SYCL.
 // relu_word16<Fmt> applies one of them to a 16-byte word, the unit of every GPU access.
 #pragma once
 
@@ -35,15 +36,21 @@ RELU_HOST_DEVICE T relu_value(T x) {
 enum class LaneKind { kSignedInt, kUnsignedInt, kIeeeFloat };
 
 // How one dtype's elements are stored: Storage is the C++ type the kernels load and store
-// (raw 16-bit patterns for float16/bfloat16), kInfBits the bit pattern of +inf for IEEE lanes.
+// (raw bit patterns for the floats narrower than 32 bits). For IEEE-like lanes, kInfBits is
+// the largest magnitude that is not a NaN: a lane whose bits without the sign exceed it is a
+// NaN. That is +inf where the format has one, else its largest finite value.
 template <typename Storage_, LaneKind kKind_, uint64_t kInfBits_ = 0>
 struct Format {
   using Storage = Storage_;
   static constexpr LaneKind kKind = kKind_;
   static constexpr int kLaneBits = 8 * sizeof(Storage_);
   static constexpr uint64_t kInfBits = kInfBits_;
-  // Native formats compute with relu_value; 16-bit floats have no common native type.
-  static constexpr bool kNative = !(kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) == 2);
+  // Native formats compute with relu_value; floats narrower than 4 bytes have no native
+  // type common to CPU, CUDA and SYCL.
+  static constexpr bool kNative = !(kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) < 4);
+  // Whether relu has a gradient in this format: float32/16, bfloat16, float64, not float8
+  // (the binding's is_floating() in torch-ext/relu_dtypes.h lists the same dtypes).
+  static constexpr bool kHasGradient = kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) >= 2;
   // GPU words: 32-bit registers, 64-bit ones only for 64-bit lanes.
   using Word = typename std::conditional<sizeof(Storage_) == 8, uint64_t, uint32_t>::type;
 };
@@ -52,11 +59,24 @@ using Float32Format = Format<float, LaneKind::kIeeeFloat, 0x7f800000u>;
 using Float64Format = Format<double, LaneKind::kIeeeFloat, 0x7ff0000000000000ull>;
 using Float16Format = Format<uint16_t, LaneKind::kIeeeFloat, 0x7c00u>;
 using BFloat16Format = Format<uint16_t, LaneKind::kIeeeFloat, 0x7f80u>;
+// float8 (OCP FP8 and the "fnuz" variants): 1 sign bit, then exponent and mantissa.
+//   e5m2:  0x7c is +inf, 0x7d..0x7f NaN (IEEE-like).
+//   e4m3fn: no inf; 0x7e is the largest finite value (448), 0x7f NaN.
+//   e4m3fnuz, e5m2fnuz: no inf and no -0; 0x7f is the largest finite value and the only NaN
+//     is 0x80, whose sign bit sends it to +0 anyway. Relu is the same bit function on both
+//     (the one of int8), so they share one format.
+using Float8E5M2Format = Format<uint8_t, LaneKind::kIeeeFloat, 0x7cu>;
+using Float8E4M3FnFormat = Format<uint8_t, LaneKind::kIeeeFloat, 0x7eu>;
+using Float8FnuzFormat = Format<uint8_t, LaneKind::kIeeeFloat, 0x7fu>;
 using Int8Format = Format<int8_t, LaneKind::kSignedInt>;
 using Int16Format = Format<int16_t, LaneKind::kSignedInt>;
 using Int32Format = Format<int32_t, LaneKind::kSignedInt>;
 using Int64Format = Format<int64_t, LaneKind::kSignedInt>;
+// Unsigned lanes are never negative: relu is the identity (a copy).
 using UInt8Format = Format<uint8_t, LaneKind::kUnsignedInt>;
+using UInt16Format = Format<uint16_t, LaneKind::kUnsignedInt>;
+using UInt32Format = Format<uint32_t, LaneKind::kUnsignedInt>;
+using UInt64Format = Format<uint64_t, LaneKind::kUnsignedInt>;
 
 // `lane` repeated in every kLaneBits-wide lane of a Word.
 template <typename Word, int kLaneBits>
@@ -79,9 +99,9 @@ RELU_HOST_DEVICE Word relu_lanes(Word word) {
   // `doomed`: the sign bit of each lane that must become +0, every other bit clear.
   Word doomed = Word(word & kSigns);
   if (Fmt::kKind == LaneKind::kIeeeFloat) {
-    // A lane with its sign bit forced on is at least 0x80..0 > inf + 1, so subtracting
+    // A lane with its sign bit forced on is at least 0x80..0 >= inf + 1, so subtracting
     // inf + 1 never borrows from the next lane, and the result keeps its sign bit exactly
-    // when the magnitude exceeds +inf: the lane is a NaN.
+    // when the magnitude exceeds kInfBits: the lane is a NaN.
     constexpr Word kInfPlusOne = broadcast_lane<Word, kBits>(Fmt::kInfBits + 1);
     const Word nan_signs = Word(Word(Word(word | kSigns) - kInfPlusOne) & kSigns);
     doomed = Word(doomed | nan_signs);

@@ -2,8 +2,8 @@
 // loop with no branch that the compiler vectorizes three times: for AVX-512, for AVX2 and
 // for the baseline ISA (SSE2 on x86-64, NEON on aarch64). The variant is picked once, at
 // load, from CPUID; RELU_CPU_ISA=avx512|avx2|portable caps it (tests run every variant).
-// float16 and bfloat16 stay 16-bit in registers (bit operations on their patterns):
-// nothing is converted to float.
+// float16, bfloat16 and float8 stay 16- and 8-bit in registers (bit operations on their
+// patterns): nothing is converted to float.
 #include <torch/csrc/stable/ops.h>  // torch::stable::parallel_for
 
 #include <algorithm>

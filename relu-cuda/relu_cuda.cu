@@ -3,7 +3,8 @@
 // Shape of a pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
 //     relu_word16 / relu_backward_word16 (relu-common/relu_element.h): int8 through
-//     __vmaxs4, float16/bfloat16 as bit patterns, float/double/int by compare and select;
+//     __vmaxs4, float16/bfloat16/float8 as bit patterns, float/double/int by compare and
+//     select, unsigned ints as a copy;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
 //     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
 //     thread of block 0: the body itself has no per-element bound check;
@@ -201,13 +202,14 @@ void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out
   visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
     using Storage = typename Fmt::Storage;
-    if constexpr (Fmt::kKind == LaneKind::kIeeeFloat) {  // the binding allows floats only
+    // The binding lets only these dtypes through; no backward kernels for the others.
+    if constexpr (Fmt::kHasGradient) {
       const Pass<Fmt, 2> pass{
           {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
           static_cast<Storage*>(grad_in), n};
       run_pass<BackwardOp<Fmt>>(pass, device);
     } else {
-      throw std::logic_error("relu_backward: no gradient for an integer dtype");
+      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
     }
   });
 }

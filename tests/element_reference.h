@@ -1,6 +1,6 @@
 // The tests' own ReLU of one element, written from the definition and sharing nothing with
-// relu-common/relu_element.h: decode the value, out = x > 0 ? x : +0. float16 is decoded
-// field by field, bfloat16/float32/float64 through the host's float types, integers by
+// relu-common/relu_element.h: decode the value, out = x > 0 ? x : +0. float16 and the
+// float8 formats are decoded field by field, bfloat16/float32/float64 through the host's float types, integers by
 // their sign bit. Also the random and special lanes the checkers feed the kernels.
 // Used by tests/relu_element_check.cpp and tests/xpu_items_check.cpp.
 #pragma once
@@ -12,8 +12,6 @@
 #include "relu-common/relu_element.h"
 
 namespace relu_check {
-
-using namespace relu_kernel;
 
 using namespace relu_kernel;
 
@@ -30,7 +28,11 @@ inline uint64_t next_random() {  // splitmix64
 }
 
 // ---------------------------------------------------------------- the reference
-enum class RefKind { kFloat16, kBFloat16, kFloat32, kFloat64, kSigned, kUnsigned };
+enum class RefKind {
+  kFloat16, kBFloat16, kFloat32, kFloat64,
+  kFloat8E4M3Fn, kFloat8E5M2, kFloat8E4M3Fnuz, kFloat8E5M2Fnuz,
+  kSigned, kUnsigned,
+};
 
 struct RefFormat {
   RefKind kind;
@@ -48,6 +50,14 @@ template <> inline RefFormat ref_format<Int16Format>() { return {RefKind::kSigne
 template <> inline RefFormat ref_format<Int32Format>() { return {RefKind::kSigned, 32, "int32"}; }
 template <> inline RefFormat ref_format<Int64Format>() { return {RefKind::kSigned, 64, "int64"}; }
 template <> inline RefFormat ref_format<UInt8Format>() { return {RefKind::kUnsigned, 8, "uint8"}; }
+template <> inline RefFormat ref_format<UInt16Format>() { return {RefKind::kUnsigned, 16, "uint16"}; }
+template <> inline RefFormat ref_format<UInt32Format>() { return {RefKind::kUnsigned, 32, "uint32"}; }
+template <> inline RefFormat ref_format<UInt64Format>() { return {RefKind::kUnsigned, 64, "uint64"}; }
+template <> inline RefFormat ref_format<Float8E4M3FnFormat>() { return {RefKind::kFloat8E4M3Fn, 8, "float8_e4m3fn"}; }
+template <> inline RefFormat ref_format<Float8E5M2Format>() { return {RefKind::kFloat8E5M2, 8, "float8_e5m2"}; }
+// One format serves float8_e4m3fnuz and float8_e5m2fnuz (relu_element.h); the checker
+// compares the two formats' decodings to show that relu cannot tell them apart.
+template <> inline RefFormat ref_format<Float8FnuzFormat>() { return {RefKind::kFloat8E4M3Fnuz, 8, "float8_fnuz"}; }
 
 inline uint64_t lane_mask(int bits) { return bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1; }
 
@@ -67,11 +77,46 @@ inline double decode_float16(uint64_t bits) {
   return sign ? -magnitude : magnitude;
 }
 
+// float8: 1 sign, 4 or 5 exponent, 3 or 2 mantissa bits, decoded by hand from the format
+// definitions (OCP FP8 for e4m3fn/e5m2; the "fnuz" variants have bias + 1, no inf, no -0,
+// and one NaN, 0x80).
+inline double decode_float8(RefKind kind, uint64_t bits) {
+  const bool e5m2 = kind == RefKind::kFloat8E5M2 || kind == RefKind::kFloat8E5M2Fnuz;
+  const bool fnuz = kind == RefKind::kFloat8E4M3Fnuz || kind == RefKind::kFloat8E5M2Fnuz;
+  const int mantissa_bits = e5m2 ? 2 : 3;
+  const int exponent_bits = 7 - mantissa_bits;
+  const int bias = (1 << (exponent_bits - 1)) - 1 + (fnuz ? 1 : 0);
+  const int sign = int((bits >> 7) & 1);
+  const int exponent = int((bits >> mantissa_bits) & ((1 << exponent_bits) - 1));
+  const int mantissa = int(bits & ((1 << mantissa_bits) - 1));
+  if (fnuz && (bits & 0xff) == 0x80) return std::nan("");
+  if (!fnuz && e5m2 && exponent == 0x1f) {  // IEEE-like: all-ones exponent
+    if (mantissa != 0) return std::nan("");
+    return sign ? -INFINITY : INFINITY;
+  }
+  if (!fnuz && !e5m2 && exponent == 0xf && mantissa == 0x7) return std::nan("");  // S.1111.111
+  double magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(double(mantissa), 1 - bias - mantissa_bits);  // subnormal
+  } else {
+    magnitude = std::ldexp(double(mantissa + (1 << mantissa_bits)), exponent - bias - mantissa_bits);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+inline bool is_float8(RefKind kind) {
+  return kind == RefKind::kFloat8E4M3Fn || kind == RefKind::kFloat8E5M2 ||
+         kind == RefKind::kFloat8E4M3Fnuz || kind == RefKind::kFloat8E5M2Fnuz;
+}
+
 // Whether the element with these bits is > 0. NaN compares false.
 inline bool ref_positive(RefFormat f, uint64_t bits) {
   switch (f.kind) {
     case RefKind::kFloat16:
       return decode_float16(bits) > 0.0;
+    case RefKind::kFloat8E4M3Fn: case RefKind::kFloat8E5M2:
+    case RefKind::kFloat8E4M3Fnuz: case RefKind::kFloat8E5M2Fnuz:
+      return decode_float8(f.kind, bits) > 0.0;
     case RefKind::kBFloat16: {  // bfloat16 is the top half of a float32
       const uint32_t widened = uint32_t(bits) << 16;
       float value;
@@ -100,6 +145,7 @@ inline bool ref_positive(RefFormat f, uint64_t bits) {
 }
 
 inline bool ref_is_nan(RefFormat f, uint64_t bits) {
+  if (is_float8(f.kind)) return std::isnan(decode_float8(f.kind, bits));
   switch (f.kind) {
     case RefKind::kFloat16: return std::isnan(decode_float16(bits));
     case RefKind::kBFloat16: return (bits & 0x7f80) == 0x7f80 && (bits & 0x7f) != 0;

@@ -4,8 +4,9 @@
 //
 //   relu_element_check <seed> [--mutant]
 //
-// Exhaustive where the domain is small: every float16, bfloat16 and int16 bit pattern and
-// every int8/uint8 value, for relu_element, relu_backward_element and relu_lanes (each
+// Exhaustive where the domain is small: every float16, bfloat16, int16 and uint16 bit
+// pattern, every int8/uint8 value and every float8 pattern (e4m3fn, e5m2, and the format
+// the two fnuz dtypes share), for relu_element, relu_backward_element and relu_lanes (each
 // pattern in each lane position of 16-, 32- and 64-bit words). Everything else on random
 // words mixing uniform bits with special values (+-0, +-inf, NaNs, denormals, extremes).
 // --mutant checks against a reference that keeps NaN (torch's CPU relu): the run must fail,
@@ -192,8 +193,51 @@ void check_format(int random_count) {
   if constexpr (Fmt::kLaneBits <= 32) check_lanes<Fmt, uint32_t>(random_count);
   check_lanes<Fmt, uint64_t>(random_count);
   check_words<Fmt>(random_count);
-  std::printf("%-9s %10lld checks, %lld failures\n", ref_format<Fmt>().name,
+  std::printf("%-13s %10lld checks, %lld failures\n", ref_format<Fmt>().name,
               g_checks - checks_before, g_failures - failures_before);
+}
+
+// The float8 decoder of the reference, against values from the format definitions, and
+// the claim that lets float8_e4m3fnuz and float8_e5m2fnuz share one format: on every bit
+// pattern their decodings agree on x > 0.
+void check_float8_reference() {
+  struct Known {
+    RefKind kind;
+    uint64_t bits;
+    double value;
+  };
+  const Known known[] = {
+      {RefKind::kFloat8E4M3Fn, 0x7e, 448.0},        {RefKind::kFloat8E4M3Fn, 0x01, 0x1p-9},
+      {RefKind::kFloat8E4M3Fn, 0x38, 1.0},          {RefKind::kFloat8E4M3Fn, 0xb8, -1.0},
+      {RefKind::kFloat8E5M2, 0x7b, 57344.0},        {RefKind::kFloat8E5M2, 0x7c, INFINITY},
+      {RefKind::kFloat8E5M2, 0xfc, -INFINITY},      {RefKind::kFloat8E5M2, 0x01, 0x1p-16},
+      {RefKind::kFloat8E5M2, 0x3c, 1.0},            {RefKind::kFloat8E4M3Fnuz, 0x7f, 240.0},
+      {RefKind::kFloat8E4M3Fnuz, 0x01, 0x1p-10},    {RefKind::kFloat8E4M3Fnuz, 0x40, 1.0},
+      {RefKind::kFloat8E5M2Fnuz, 0x7f, 57344.0},    {RefKind::kFloat8E5M2Fnuz, 0x01, 0x1p-17},
+      {RefKind::kFloat8E5M2Fnuz, 0x40, 1.0},        {RefKind::kFloat8E5M2Fnuz, 0xc0, -1.0},
+  };
+  for (const Known& k : known) {
+    ++g_checks;
+    if (decode_float8(k.kind, k.bits) != k.value) {
+      ++g_failures;
+      std::printf("FAIL decode_float8 kind=%d bits=0x%" PRIx64 " got=%g expected=%g\n",
+                  int(k.kind), k.bits, decode_float8(k.kind, k.bits), k.value);
+    }
+  }
+  for (uint64_t bits = 0; bits < 256; ++bits) {
+    const bool e4m3fn_nan = (bits & 0x7f) == 0x7f;
+    const bool e5m2_nan = (bits & 0x7f) > 0x7c;
+    const bool fnuz_nan = bits == 0x80;
+    g_checks += 4;
+    if (std::isnan(decode_float8(RefKind::kFloat8E4M3Fn, bits)) != e4m3fn_nan ||
+        std::isnan(decode_float8(RefKind::kFloat8E5M2, bits)) != e5m2_nan ||
+        std::isnan(decode_float8(RefKind::kFloat8E4M3Fnuz, bits)) != fnuz_nan ||
+        (decode_float8(RefKind::kFloat8E4M3Fnuz, bits) > 0.0) !=
+            (decode_float8(RefKind::kFloat8E5M2Fnuz, bits) > 0.0)) {
+      ++g_failures;
+      std::printf("FAIL float8 reference at bits=0x%" PRIx64 "\n", bits);
+    }
+  }
 }
 
 }  // namespace
@@ -217,6 +261,13 @@ int main(int argc, char** argv) {
   check_format<Int32Format>(kRandom);
   check_format<Int64Format>(kRandom);
   check_format<UInt8Format>(kRandom);
+  check_format<UInt16Format>(kRandom);
+  check_format<UInt32Format>(kRandom);
+  check_format<UInt64Format>(kRandom);
+  check_float8_reference();
+  check_format<Float8E4M3FnFormat>(kRandom);
+  check_format<Float8E5M2Format>(kRandom);
+  check_format<Float8FnuzFormat>(kRandom);
 
   std::printf("%lld checks, %lld failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -1,6 +1,8 @@
 """kernels' kernelize with this checkout: nn.ReLU layers, and a plain function, marked with
-the Hub layer name "ReLU" run relu's layer in inference, training and training + compile
-modes, and compute what the unkernelized model computes, gradients included.
+the Hub layer name "ReLU" run relu's layer in inference and training modes, each with and
+without torch.compile, and compute what the unkernelized model computes, gradients included.
+Compiled, the graphs hold relu's definition in aten ops, not the kernel's op, so Inductor
+can fuse it (issue 12).
 
 The layer is mapped to this checkout two ways, both offline: LocalLayerRepository, and
 LayerRepository with LOCAL_KERNELS (set by conftest). LayerRepository(version=3) cannot
@@ -27,7 +29,7 @@ from kernels import (
 )
 from kernels.layer.layer import _validate_layer
 from torch import nn
-from torch._dynamo.testing import CompileCounterWithBackend
+from torch._dynamo.testing import AotEagerAndRecordGraphs
 
 from conftest import KERNEL_ROOT, REPO_ID
 
@@ -38,6 +40,7 @@ REPOSITORIES = {
 }
 MODES = {
     "inference": Mode.INFERENCE,
+    "inference+compile": Mode.INFERENCE | Mode.TORCH_COMPILE,
     "training": Mode.TRAINING,
     "training+compile": Mode.TRAINING | Mode.TORCH_COMPILE,
 }
@@ -75,6 +78,31 @@ def runs_the_kernel(act) -> bool:
     return y.tolist() == [0.0, 0.0, 2.0]
 
 
+def compiled_for(mode, model):
+    """(forward, recorder): the model itself outside the compile modes; else torch.compile of
+    it through a backend that records Dynamo's and AOTAutograd's graphs."""
+    if "compile" not in mode:
+        return model, None
+    torch._dynamo.reset()
+    recorder = AotEagerAndRecordGraphs()
+    return torch.compile(model, backend=recorder, fullgraph=True), recorder
+
+
+def assert_one_graph_of_aten_ops(recorder):
+    assert len(recorder.graphs) == 1  # no graph break, no recompilation
+    namespaces = {
+        node.target.namespace
+        for graph in recorder.fw_graphs + recorder.bw_graphs
+        for node in graph.graph.nodes
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+    }
+    assert namespaces == {"aten"}, namespaces
+
+
+def runs_the_kernel_compiled(act) -> bool:
+    return runs_the_kernel(torch.compile(act, backend="aot_eager", fullgraph=True))
+
+
 def forward_backward(model, x):
     x = x.detach().clone().requires_grad_(True)
     y = model(x)
@@ -99,22 +127,19 @@ def test_kernelized_model_matches_original(repository, mode):
     assert not runs_the_kernel(original.act)
     x = torch.randn(16, 32, device=DEVICE)
 
-    if mode == "inference":
+    forward, recorder = compiled_for(mode, model)
+    if mode.startswith("inference"):
         with torch.inference_mode():
-            torch.testing.assert_close(model(x), original(x))
-        return
-
-    forward = model
-    if mode == "training+compile":
-        counter = CompileCounterWithBackend("aot_eager")
-        forward = torch.compile(model, backend=counter, fullgraph=True)
-    for _ in range(2):
-        model.zero_grad()
-        original.zero_grad()
-        for got, expected in zip(forward_backward(forward, x), forward_backward(original, x)):
-            torch.testing.assert_close(got, expected)
-    if mode == "training+compile":
-        assert counter.frame_count == 1
+            torch.testing.assert_close(forward(x), original(x))
+    else:
+        for _ in range(2):
+            model.zero_grad()
+            original.zero_grad()
+            for got, expected in zip(forward_backward(forward, x), forward_backward(original, x)):
+                torch.testing.assert_close(got, expected)
+    if recorder is not None:
+        assert_one_graph_of_aten_ops(recorder)
+        assert runs_the_kernel_compiled(model.act) and runs_the_kernel_compiled(model.act_inplace)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -145,16 +170,19 @@ def test_kernelized_function_matches_original(mode):
 
     kernelized(model, REPOSITORIES["local-path"](), MODES[mode])
     assert runs_the_kernel(hub_relu)
-    forward = torch.compile(model, backend="aot_eager", fullgraph=True) if mode == "training+compile" else model
-    if mode == "inference":
+    forward, recorder = compiled_for(mode, model)
+    if mode.startswith("inference"):
         with torch.inference_mode():
             torch.testing.assert_close(forward(x), expected[0])
     else:
         for got, want in zip(forward_backward(forward, x), expected):
             torch.testing.assert_close(got, want)
+    if recorder is not None:
+        assert_one_graph_of_aten_ops(recorder)
+        assert runs_the_kernel_compiled(hub_relu)
 
 
-@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("mode", MODES)
 def test_deprecated_function_repository(mode):
     """kernels 0.17.2 still has the older function route, deprecated (it logs so):
     use_kernel_func_from_hub + FuncRepository(func_name="relu") maps the package's
@@ -183,9 +211,13 @@ def test_deprecated_function_repository(mode):
     with use_kernel_mapping({"relu": {DEVICE: repository}}, inherit_mapping=False):
         kernelize(model, mode=MODES[mode], device=DEVICE, use_fallback=False)
     assert runs_the_kernel(hub_relu)
-    if mode == "inference":
+    forward, recorder = compiled_for(mode, model)
+    if mode.startswith("inference"):
         with torch.inference_mode():
-            torch.testing.assert_close(model(x), expected[0])
+            torch.testing.assert_close(forward(x), expected[0])
     else:
-        for got, want in zip(forward_backward(model, x), expected):
+        for got, want in zip(forward_backward(forward, x), expected):
             torch.testing.assert_close(got, want)
+    if recorder is not None:
+        assert_one_graph_of_aten_ops(recorder)
+        assert runs_the_kernel_compiled(hub_relu)

@@ -27,6 +27,13 @@ void visit_format(ScalarType dtype, Fn&& fn) {
     case ScalarType::Int: return fn(Int32Format{});
     case ScalarType::Long: return fn(Int64Format{});
     case ScalarType::Byte: return fn(UInt8Format{});
+    case ScalarType::UInt16: return fn(UInt16Format{});
+    case ScalarType::UInt32: return fn(UInt32Format{});
+    case ScalarType::UInt64: return fn(UInt64Format{});
+    case ScalarType::Float8_e4m3fn: return fn(Float8E4M3FnFormat{});
+    case ScalarType::Float8_e5m2: return fn(Float8E5M2Format{});
+    case ScalarType::Float8_e4m3fnuz:
+    case ScalarType::Float8_e5m2fnuz: return fn(Float8FnuzFormat{});
     default: throw std::runtime_error("relu: no kernel for this dtype");
   }
 }
@@ -36,19 +43,24 @@ inline bool is_supported(ScalarType dtype) {
     case ScalarType::Float: case ScalarType::Half: case ScalarType::BFloat16:
     case ScalarType::Double: case ScalarType::Char: case ScalarType::Short:
     case ScalarType::Int: case ScalarType::Long: case ScalarType::Byte:
+    case ScalarType::UInt16: case ScalarType::UInt32: case ScalarType::UInt64:
+    case ScalarType::Float8_e4m3fn: case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e4m3fnuz: case ScalarType::Float8_e5m2fnuz:
       return true;
     default:
       return false;
   }
 }
 
+// The dtypes relu has a gradient for (Format::kHasGradient): not the float8 ones.
 inline bool is_floating(ScalarType dtype) {
   return dtype == ScalarType::Float || dtype == ScalarType::Half ||
          dtype == ScalarType::BFloat16 || dtype == ScalarType::Double;
 }
 
 constexpr const char* kSupportedDtypes =
-    "float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8";
+    "float32, float16, bfloat16, float64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, "
+    "float8_e5m2fnuz, int8, int16, int32, int64, uint8, uint16, uint32, uint64";
 
 // The name a Python user knows (torch.float32), for error messages.
 inline std::string dtype_name(ScalarType dtype) {
@@ -62,6 +74,14 @@ inline std::string dtype_name(ScalarType dtype) {
     case ScalarType::Int: return "int32";
     case ScalarType::Long: return "int64";
     case ScalarType::Byte: return "uint8";
+    case ScalarType::UInt16: return "uint16";
+    case ScalarType::UInt32: return "uint32";
+    case ScalarType::UInt64: return "uint64";
+    case ScalarType::Float8_e4m3fn: return "float8_e4m3fn";
+    case ScalarType::Float8_e5m2: return "float8_e5m2";
+    case ScalarType::Float8_e4m3fnuz: return "float8_e4m3fnuz";
+    case ScalarType::Float8_e5m2fnuz: return "float8_e5m2fnuz";
+    case ScalarType::Float8_e8m0fnu: return "float8_e8m0fnu";
     case ScalarType::Bool: return "bool";
     case ScalarType::ComplexFloat: return "complex64";
     case ScalarType::ComplexDouble: return "complex128";

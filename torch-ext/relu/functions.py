@@ -17,11 +17,16 @@ _relu = ops.relu.default
 _relu_out = ops.relu_out.default
 _relu_backward = ops.relu_backward.default
 
+# The dtypes relu_backward takes (torch_binding.cpp checks them too).
+_GRADIENT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
+
 # The dtypes the kernels take (torch_binding.cpp checks them; this is read only to name the
 # error type, never on the path of a good call).
 _SUPPORTED_DTYPES = frozenset({
     torch.float32, torch.float16, torch.bfloat16, torch.float64,
-    torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
+    torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz,
+    torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.uint8, torch.uint16, torch.uint32, torch.uint64,
 })
 
 
@@ -69,12 +74,103 @@ def _relu_backward_differentiable(grad_out: torch.Tensor, result: torch.Tensor) 
     return _relu_backward(grad_out, result)
 
 
+# ---- Under torch.compile: relu's definition in aten ops instead of the op. The op is opaque
+# to Inductor, which then cannot fuse relu with x's producer or the result's consumers:
+# compiled, relu(x).square() took twice torch.relu's time on the H200 (issue 12;
+# benchmarks/compile_blocks.py). where(x > 0, x, 0) is the definition itself: x's dtype, NaN
+# and -0.0 to +0 (x > 0 is false there).
+_WHERE_DTYPES = frozenset({
+    torch.float32, torch.float16, torch.bfloat16, torch.float64,
+    torch.int8, torch.int16, torch.int32, torch.int64,
+})
+# Never negative: relu is a copy (and aten has no uint16/32/64 comparison on the CPU).
+_UNSIGNED_DTYPES = frozenset({torch.uint8, torch.uint16, torch.uint32, torch.uint64})
+# The other dtypes the kernels take, float8, stay the op: aten has no float8 comparison on the
+# CPU, and Inductor cannot promote float8 in where.
+
+# Bound once, like the ops above; Dynamo folds it to True while it traces relu. It adds
+# 10-50 ns to an eager relu(x) of 1024 floats (2.7 us on the 2-core dev VM), where
+# torch.compiler.is_compiling() adds 170-210 ns (two Python calls). The price: non-strict
+# torch.export, which does not run Dynamo, records the op as before.
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+
+
+class _ReluDecomposedFunction(torch.autograd.Function):
+    """The compiled gradient, from the result as relu_backward and torch.relu's backward take
+    it: where(result > 0, grad, 0). Autograd of where(x > 0, x, 0) gives the same bits but
+    keeps the mask x > 0 for the backward: in a Linear-relu-Linear block, one byte per
+    element written, held and read besides the result, which the next Linear keeps anyway."""
+
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.where(x > 0, x, 0)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return torch.where(result > 0, grad, 0)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _relu_decomposed(x: torch.Tensor, out: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+    """relu() while Dynamo traces it. Rejects what the binding rejects, in its words, at trace
+    time and so before anything is written, except out partially overlapping x: Dynamo cannot
+    compare addresses, and the graph reads all of x before it writes out. None: relu() takes
+    the op path (float8; out= while recording a gradient, which that path rejects)."""
+    if x.dtype not in _SUPPORTED_DTYPES:
+        by_kind = sorted(
+            _SUPPORTED_DTYPES, key=lambda d: (not d.is_floating_point, not d.is_signed, d.itemsize, str(d))
+        )
+        raise TypeError(
+            f"relu: x has dtype {_dtype_name(x.dtype)}; supported dtypes are "
+            + ", ".join(map(_dtype_name, by_kind))
+        )
+    if out is not None:
+        if _records_gradient(x, out):
+            return None
+        if out.dtype != x.dtype:
+            raise TypeError(
+                f"relu: out has dtype {_dtype_name(out.dtype)} but x has dtype "
+                f"{_dtype_name(x.dtype)}; out must have x's dtype"
+            )
+        if out.device != x.device:
+            raise ValueError(
+                f"relu: out is on {out.device} but x is on {x.device}; out must be on x's device"
+            )
+        if out.shape != x.shape:
+            raise ValueError(
+                f"relu: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
+                "out must have x's shape (it is never resized)"
+            )
+        for size, stride in zip(out.shape, out.stride()):
+            if size > 1 and stride == 0:
+                raise ValueError(
+                    "relu: out has elements that share memory (an expand()ed or stride-0 view); "
+                    "pass a tensor whose elements are distinct"
+                )
+    if x.dtype in _UNSIGNED_DTYPES:
+        return x.clone() if out is None else out.copy_(x)
+    if x.dtype in _WHERE_DTYPES:
+        if out is None:
+            return _ReluDecomposedFunction.apply(x) if _records_gradient(x) else torch.where(x > 0, x, 0)
+        return out.copy_(torch.where(x > 0, x, 0))
+    return None
+
+
 def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """ReLU: ``out = x > 0 ? x : 0`` elementwise (NaN -> 0, -0.0 -> +0.0).
 
     Args:
-        x: any shape and layout; float32, float16, bfloat16, float64, int8, int16, int32,
-            int64 or uint8, on the CPU or a device this build supports.
+        x: any shape and layout; float32, float16, bfloat16, float64, float8_e4m3fn,
+            float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, int8, int16, int32, int64,
+            uint8, uint16, uint32 or uint64, on the CPU or a device this build supports.
+            Gradients for float32, float16, bfloat16 and float64 only; unsigned dtypes
+            come back unchanged (relu is the identity there).
         out: optional destination with x's shape, dtype and device; ``out=x`` works in
             place. Partial overlap with x raises before anything is written.
 
@@ -89,8 +185,20 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
         RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
     """
     try:
+        if _is_dynamo_compiling():
+            # Inductor sees relu's definition and fuses it (see _relu_decomposed).
+            decomposed = _relu_decomposed(x, out)
+            if decomposed is not None:
+                return decomposed
         if out is None:
             if _records_gradient(x):
+                if x.requires_grad and x.dtype not in _GRADIENT_DTYPES:
+                    # Caught here, not at backward time: torch lets float8 require grad.
+                    raise TypeError(
+                        f"relu: x ({x.dtype}) requires grad, but relu has a gradient for "
+                        "float32, float16, bfloat16 and float64 only; call it on x.detach() "
+                        "or under torch.no_grad()"
+                    )
                 return _ReluFunction.apply(x)
             return _relu(x)
         if _records_gradient(x, out):

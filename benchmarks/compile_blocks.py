@@ -1,0 +1,281 @@
+"""torch.compile of the blocks around an activation, with torch.relu and with this package's
+relu: does relu cost Inductor its fusion? (Issue 12: the op is opaque to Inductor, and
+compiled relu(x).square() took twice torch.relu's time on the H200; relu() now hands Dynamo
+relu's definition, where(x > 0, x, 0), which Inductor fuses.)
+
+    python benchmarks/compile_blocks.py --device cuda --out results/h200/compile-blocks
+    python benchmarks/compile_blocks.py --device cpu --quick --out /tmp/compile-blocks
+
+Blocks, on x of ROWS x COLS (CUDA: 8192 x 14336; --quick: 64 x 448; CPU: 1024 x 3584):
+  square         relu(x).square()                              bfloat16
+  scale-shift    relu(x) * s + 1.0, s one scale per column      bfloat16
+  mlp            Linear(WIDTH, COLS) -> relu -> Linear(COLS, WIDTH) on ROWS tokens, WIDTH
+                 4096 (--quick 128, CPU 1024), with biases      bfloat16
+  relu-<dtype>   relu(x) alone                                 float32, bfloat16, int8
+each "forward" (under no_grad) and "forward+backward" (x and the MLP's parameters require
+grad; backward of a fixed gradient; every .grad set to None before each step), int8 forward
+only.
+
+Peers (the same block, inputs and weights):
+  torch.relu compiled    torch.compile(block with torch.relu, fullgraph=True): the yardstick
+  relu compiled          the same with this package's relu: what users get now
+  op compiled            the raw op (ops.relu.default) in the block: what torch.compile got
+                         before issue 12, opaque to Inductor (forward only: the raw op has no
+                         autograd of its own)
+  torch.relu eager, relu eager    for reference
+
+Timing: CUDA, GPU time: CUDA events around --calls calls queued behind torch.cuda._sleep, so
+the host's dispatch and guard time does not show (it is the GPU's time, not Python's); CPU,
+host time of --calls calls. Each peer is warmed up first (compilation, autotuning), peers
+are interleaved (A B C C B A ...) and each figure is the median of --repeats samples. Before
+it is timed, every peer's output (and gradient) is checked against eager relu's block on
+NaN-free data (where torch.relu and relu agree): bit for bit for relu alone, else close
+(Inductor may reorder or contract float arithmetic).
+Results: <out>/compile_blocks_<device>.json with the command, the machine (GPU name, or CPU
+model and ISA), torch's version, the git revision and one row per block and pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import time
+import types
+from pathlib import Path
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from abi_compare import interleaved_medians, machine  # noqa: E402
+from sweep import git_revision  # noqa: E402
+
+# (ROWS, COLS, WIDTH): COLS = 3.5 x WIDTH, the hidden width of Llama-3-8B's MLP at CUDA size.
+SHAPES = {"cuda": (8192, 14336, 4096), "cpu": (1024, 3584, 1024), "quick": (64, 448, 128)}
+STANDALONE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int8": torch.int8}
+
+
+def load_kernel(path: Path, device: str):
+    from kernels import get_local_kernel
+
+    return get_local_kernel(path, backend=device)
+
+
+# ---- Blocks: each maps a relu to a function of the block's inputs.
+
+
+def square_block(relu):
+    return lambda x, s: relu(x).square()
+
+
+def scale_shift_block(relu):
+    return lambda x, s: relu(x) * s + 1.0
+
+
+def standalone_block(relu):
+    return lambda x, s: relu(x)
+
+
+def mlp_block(up: nn.Linear, down: nn.Linear):
+    def block(relu):
+        return lambda x, s: down(relu(up(x)))
+
+    return block
+
+
+class Case:
+    """One block at one dtype, with its inputs."""
+
+    def __init__(self, name, block, x, s=None, params=(), exact=False):
+        self.name, self.block, self.x, self.s, self.params, self.exact = name, block, x, s, list(params), exact
+        self.dtype = str(x.dtype).removeprefix("torch.")
+        self.grad_out = None  # the backward's fixed seed, made before the first backward pass
+
+    def can_backward(self) -> bool:
+        return self.x.dtype.is_floating_point
+
+
+def make_cases(device: str, rows: int, cols: int, width: int) -> list[Case]:
+    torch.manual_seed(0)
+    bf16 = torch.bfloat16
+    x = torch.randn(rows, cols, device=device, dtype=bf16)
+    s = torch.rand(cols, device=device, dtype=bf16) + 0.5
+    up = nn.Linear(width, cols, device=device, dtype=bf16)
+    down = nn.Linear(cols, width, device=device, dtype=bf16)
+    cases = [
+        Case("square", square_block, x, s),
+        Case("scale-shift", scale_shift_block, x, s),
+        Case("mlp", mlp_block(up, down), torch.randn(rows, width, device=device, dtype=bf16),
+             params=[*up.parameters(), *down.parameters()]),
+    ]
+    for name, dtype in STANDALONE_DTYPES.items():
+        if dtype.is_floating_point:
+            data = torch.randn(rows, cols, device=device).to(dtype)
+        else:
+            data = torch.randint(-128, 128, (rows, cols), device=device, dtype=dtype)
+        cases.append(Case(f"relu-{name}", standalone_block, data, exact=True))
+    return cases
+
+
+def own_code(fn):
+    """fn with a code object of its own. Dynamo caches compiled code per code object: peers
+    sharing one (a block's lambda) would each check the others' guards on every call."""
+    code = fn.__code__.replace(co_name=f"{fn.__code__.co_name}_{id(fn)}")
+    return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def compiled(fn):
+    return torch.compile(own_code(fn), fullgraph=True)
+
+
+def peers_for(case: Case, kernel, op, backward: bool) -> tuple[dict, torch.Tensor]:
+    """({name: a step of the block, no arguments}, the x the steps use)."""
+    functions = {
+        "torch.relu compiled": compiled(case.block(torch.relu)),
+        "relu compiled": compiled(case.block(kernel.relu)),
+        "torch.relu eager": case.block(torch.relu),
+        "relu eager": case.block(kernel.relu),
+    }
+    if not backward:
+        functions["op compiled"] = compiled(case.block(op))
+    x = case.x.detach().requires_grad_(backward)
+
+    def step(fn):
+        if not backward:
+            with torch.no_grad():
+                return fn(x, case.s)
+        x.grad = None
+        for p in case.params:
+            p.grad = None
+        y = fn(x, case.s)
+        y.backward(case.grad_out)
+        return y
+
+    return {name: (lambda fn=fn: step(fn)) for name, fn in functions.items()}, x
+
+
+def check(case: Case, peers: dict, x: torch.Tensor, backward: bool) -> None:
+    """Every peer's output (and x's gradient) against eager relu's block."""
+    results = {}
+    for name, run in peers.items():
+        y = run().detach().clone()
+        results[name] = (y, x.grad.clone() if backward else None)
+    expected_y, expected_grad = results["relu eager"]
+    for name, (y, grad) in results.items():
+        if case.exact:
+            assert torch.equal(y, expected_y), name
+        else:
+            torch.testing.assert_close(y, expected_y, rtol=2e-2, atol=2e-2, msg=name)
+        if backward:
+            if case.exact:
+                assert torch.equal(grad, expected_grad), name
+            else:
+                torch.testing.assert_close(grad, expected_grad, rtol=2e-2, atol=2e-2, msg=name)
+
+
+def sleep_cycles_per_second() -> float:
+    """torch.cuda._sleep's spin rate, to size the wait that queues a sample's calls."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1_000_000)
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    torch.cuda.synchronize()
+    return 10_000_000 / (start.elapsed_time(end) / 1e3)
+
+
+def gpu_seconds_per_call(run, calls: int, sleep_rate: float) -> float:
+    # The host's time for the calls, doubled, as a GPU wait ahead of them: the events then
+    # time the GPU's work back to back, not the host's pace.
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    for _ in range(calls):
+        run()
+    torch.cuda.synchronize()
+    host = time.perf_counter() - begin
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(int(2 * host * sleep_rate) + 1000)
+    start.record()
+    for _ in range(calls):
+        run()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / calls
+
+
+def host_seconds_per_call(run, calls: int) -> float:
+    begin = time.perf_counter()
+    for _ in range(calls):
+        run()
+    return (time.perf_counter() - begin) / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kernel", type=Path, default=ROOT, help="a checkout, its build/ or a variant directory")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    parser.add_argument("--quick", action="store_true", help="small shapes, few repeats: a smoke run")
+    parser.add_argument("--repeats", type=int, default=None, help="samples per peer (default 15; --quick 3)")
+    parser.add_argument("--calls", type=int, default=None, help="calls per sample (default 10; --quick 3)")
+    parser.add_argument("--blocks", nargs="*", default=None, help="only these blocks (e.g. square mlp relu-int8)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    repeats = args.repeats or (3 if args.quick else 15)
+    calls = args.calls or (3 if args.quick else 10)
+    device = args.device
+    rows, cols, width = SHAPES["quick" if args.quick else device]
+
+    kernel = load_kernel(args.kernel, device)
+    op = kernel._ops.ops.relu.default
+    sleep_rate = sleep_cycles_per_second() if device == "cuda" else 0.0
+    if device == "cuda":
+        measure = lambda run: gpu_seconds_per_call(run, calls, sleep_rate)  # noqa: E731
+    else:
+        measure = lambda run: host_seconds_per_call(run, calls)  # noqa: E731
+
+    rows_out = []
+    args.out.mkdir(parents=True, exist_ok=True)
+    out_file = args.out / f"compile_blocks_{device}.json"
+    for case in make_cases(device, rows, cols, width):
+        if args.blocks and case.name not in args.blocks:
+            continue
+        for backward in (False, True):
+            if backward and not case.can_backward():
+                continue
+            torch._dynamo.reset()
+            if backward and case.grad_out is None:
+                with torch.no_grad():
+                    case.grad_out = torch.randn_like(case.block(kernel.relu)(case.x, case.s))
+            peers, x = peers_for(case, kernel, op, backward)
+            for run in peers.values():  # warm-up: compile, autotune, fill the allocator
+                for _ in range(3):
+                    run()
+            check(case, peers, x, backward)
+            seconds = interleaved_medians(peers, measure, repeats)
+            row = {
+                "block": case.name, "dtype": case.dtype, "pass": "forward+backward" if backward else "forward",
+                "x_shape": list(case.x.shape), "seconds": seconds,
+                "relu_compiled_over_torch_relu_compiled": seconds["relu compiled"] / seconds["torch.relu compiled"],
+            }
+            rows_out.append(row)
+            print(f"{case.name:12s} {case.dtype:9s} {row['pass']:17s} "
+                  + "  ".join(f"{name} {1e6 * t:9.1f} us" for name, t in seconds.items()), flush=True)
+            out_file.write_text(json.dumps({
+                "command": "python " + " ".join(sys.argv),
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "device": machine(device), "torch": torch.__version__, "python": platform.python_version(),
+                "revision": git_revision(), "kernel": str(args.kernel),
+                "shape": {"rows": rows, "cols": cols, "width": width},
+                "timing": ("GPU time, CUDA events around queued calls" if device == "cuda" else "host time")
+                + f"; median of {repeats} samples of {calls} calls",
+                "rows": rows_out,
+            }, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
