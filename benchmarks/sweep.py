@@ -7,21 +7,34 @@ method; this docstring says how.
     python benchmarks/sweep.py --device cuda --quick   # GPU smoke run, about a minute
     python benchmarks/sweep.py --full               # CPU, 4 KiB .. 1 GiB
 
-Peers (forward): relu(x, out=o) ["relu_out"], relu(x) ["relu"], torch.relu(x),
-torch.clamp_min(x, 0, out=o), torch.compile(torch.relu) with static shapes, the float32
-baseline of upstream's kernel (CPU: single-threaded 4-wide SSE loop; CUDA: one block per
-row), and the ceilings o.copy_(x) and (CUDA) a plain 16-byte copy kernel.
+Peers (forward), in two forms that are compared only within their form:
+  - out= (writes a given `o`): relu(x, out=o) ["relu_out"], torch.clamp_min(x, 0, out=o)
+    ["clamp_min_out"], the float32 baseline of upstream's kernel (CPU: single-threaded
+    4-wide SSE loop ["sse_baseline"]; CUDA: one block per row ["row_per_block"]), and the
+    ceilings o.copy_(x) ["copy_"] and (CUDA) a plain 16-byte copy kernel ["copy16"];
+  - allocating (returns a new tensor): relu(x) ["relu"], torch.relu(x), x.clone() (the
+    allocating copy ["clone"]), and, compiled with static shapes, torch.compile(torch.relu)
+    ["torch.compile"] and torch.compile of this package's relu(x) ["compile(relu)"].
+Every record names its form ("form": "out" / "allocating"). Pairs (benchmarks/report.py):
+relu vs torch.relu and clone, relu_out vs clamp_min_out and copy_, compile(relu) vs
+torch.compile: eager against eager, compiled against compiled.
 Backward: our relu_backward op against aten.threshold_backward (the op torch.relu's
-backward runs), float dtypes.
+backward runs), both allocating, float dtypes.
 
 Timing:
   - CUDA "hot"/"cold": GPU time per call from CUDA-graph replay (a graph of many calls,
     CUDA events around each replay). "hot" = one buffer pair; "cold" = enough separate
-    pairs, rotated, that their footprint exceeds 1.5x L2, so every call starts from DRAM.
+    input/output sets, rotated, that the inputs alone exceed 1.5x L2, so every call reads
+    from DRAM. out= forms write the set's own `o` (cold too); allocating forms write the
+    block the caching allocator hands back, the same block call after call (so their output
+    stays in L2, as in a model that frees and reallocates a buffer): that is why out= and
+    allocating forms are never compared with each other. Each record's footprint_bytes is
+    the memory its form touches in one lap.
   - CUDA "eager": host-timed loop of calls plus one synchronize, per call: what a Python
     caller pays, dispatch included (the `kernels benchmark` view).
-  - CPU "hot"/"cold": host-timed loops, one pair vs. pairs rotated over > 1.5x the last-level
-    cache.
+  - CPU "hot"/"cold": host-timed loops, one pair vs. sets whose inputs alone exceed 1.5x
+    the last-level cache, rotated (the allocating forms' outputs, as on CUDA, come from the
+    allocator: the same heap block below glibc's mmap threshold, fresh pages above it).
   - Peers are interleaved: each repeat runs every peer once, in forward then reversed order
     on alternate repeats (A B C C B A ...), so slow drift hits all alike. Medians of repeats.
   - Every peer's output is checked against an independent reference (poisoned output
@@ -208,6 +221,11 @@ class Peer:
     writes: str | None  # role it writes (out= peers) or None (returns its result)
     expected: str  # "relu" / "copy" / "relu_backward"
 
+    @property
+    def form(self) -> str:
+        """"out" writes a buffer of the set; "allocating" returns a new tensor."""
+        return "allocating" if self.writes is None else "out"
+
 
 @dataclass
 class Context:
@@ -216,7 +234,7 @@ class Context:
     ops: object
     cpu_baselines: object = None
     cuda_baselines: object = None
-    compile_ok: bool = True
+    compile_broken: set = field(default_factory=set)  # compiled peers whose check failed once
     errors: list = field(default_factory=list)
 
 
@@ -228,10 +246,14 @@ def forward_peers(ctx: Context, dtype: torch.dtype, with_compile: bool) -> list[
         Peer("torch.relu", lambda b: torch.relu(b["x"]), None, "relu"),
         Peer("clamp_min_out", lambda b: torch.clamp_min(b["x"], 0, out=b["o"]), "o", "relu"),
     ]
-    if with_compile and ctx.compile_ok:
+    peers.append(Peer("clone", lambda b: b["x"].clone(), None, "copy"))
+    if with_compile:
         torch._dynamo.reset()  # one static shape at a time; no recompile limit reached
-        compiled = torch.compile(lambda x: torch.relu(x), dynamic=False)
-        peers.append(Peer("torch.compile", lambda b: compiled(b["x"]), None, "relu"))
+        # Compiled against compiled: torch.relu and this package's relu, both allocating.
+        for name, fn in (("torch.compile", torch.relu), ("compile(relu)", relu)):
+            if name not in ctx.compile_broken:
+                compiled = torch.compile(lambda x, fn=fn: fn(x), dynamic=False)
+                peers.append(Peer(name, lambda b, c=compiled: c(b["x"]), None, "relu"))
     if dtype == torch.float32 and ctx.cpu_baselines is not None:
         sse = ctx.cpu_baselines.sse_relu
         peers.append(Peer("sse_baseline", lambda b: sse(b["o"], b["x"]), "o", "relu"))
@@ -363,9 +385,9 @@ class Point:
     with_compile: bool = False
 
 
-def cold_pairs(nbytes_per_set: int, cache_bytes: int, cap: int) -> int:
-    """Sets whose total footprint exceeds 1.5x the cache (at least 2), capped."""
-    return max(2, min(cap, math.ceil(1.5 * cache_bytes / nbytes_per_set) + 1))
+def cold_pairs(rotated_bytes_per_set: int, cache_bytes: int, cap: int) -> int:
+    """Sets whose rotated bytes together exceed 1.5x the cache (at least 2), capped."""
+    return max(2, min(cap, math.ceil(1.5 * cache_bytes / rotated_bytes_per_set) + 1))
 
 
 def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
@@ -376,14 +398,24 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
         roles, peers = ["g", "r"], backward_peers(ctx)
     else:
         roles, peers = ["x", "o"], forward_peers(ctx, dtype, point.with_compile)
+        # Both forms everywhere, so that every pair exists: out= (relu_out, clamp_min_out,
+        # copy_) and allocating (relu, torch.relu, clone).
         if point.op in ("latency",):
-            peers = [p for p in peers if p.name in ("relu_out", "relu", "torch.relu", "clamp_min_out")]
+            peers = [p for p in peers if p.name in ("relu_out", "clamp_min_out", "copy_",
+                                                   "relu", "torch.relu", "clone")]
         if point.op == "flat1d":
-            peers = [p for p in peers if p.name in ("relu_out", "torch.relu", "row_per_block", "sse_baseline",
-                                                   "copy_", "copy16")]
+            peers = [p for p in peers if p.name in ("relu_out", "clamp_min_out", "row_per_block", "sse_baseline",
+                                                   "copy_", "copy16", "relu", "torch.relu", "clone")]
     bytes_per_set = numel * dtype.itemsize * len(roles)
+    # The roles every form rotates: the inputs (x; backward: g and r). out= forms rotate o
+    # as well; allocating forms write the allocator's block instead. Sizing the rotation on
+    # the inputs keeps both forms' inputs beyond the cache. Sizing it on x + o, as the
+    # sweeps in results/h200/final/ and results/cpu/ did, left the allocating forms' inputs
+    # at 0.77-1.07x the H200's L2 at 1-16 MiB.
+    input_bytes = numel * dtype.itemsize * (2 if point.op == "backward" else 1)
+    result_bytes = numel * dtype.itemsize  # what an allocating form returns
     measure_cold = point.op in ("forward", "backward")
-    pairs = cold_pairs(bytes_per_set, cache_bytes, args.max_cold_sets) if measure_cold else 1
+    pairs = cold_pairs(input_bytes, cache_bytes, args.max_cold_sets) if measure_cold else 1
     buffers = Buffers(roles, pairs, point.shape, dtype, device)
     first = buffers.sets[0]
     for role in roles:
@@ -405,14 +437,20 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
             good.append(peer)
         except Exception as exc:  # recorded and skipped; the sweep goes on
             records.append(dict(base, peer=peer.name, mode="check", error=f"{type(exc).__name__}: {exc}"))
-            if peer.name == "torch.compile":
-                ctx.compile_ok = False  # no point retrying a broken toolchain at every size
+            if peer.name in ("torch.compile", "compile(relu)"):
+                ctx.compile_broken.add(peer.name)  # no point retrying a broken toolchain at every size
     synchronize(device)
 
-    def emit(mode: str, samples: dict, calls: dict, footprint: int):
+    form_of = {p.name: p.form for p in peers}
+
+    def emit(mode: str, samples: dict, calls: dict, sets: int):
         for name, values in samples.items():
             us = statistics.median(values) * 1e6
-            records.append(dict(base, peer=name, mode=mode, us=us, gbps=bytes_moved / us * 1e-3,
+            form = form_of[name]
+            # Memory one lap touches: out= forms their sets' inputs and outputs; allocating
+            # forms their sets' inputs and one result block (the allocator's).
+            footprint = sets * bytes_per_set if form == "out" else sets * input_bytes + result_bytes
+            records.append(dict(base, peer=name, form=form, mode=mode, us=us, gbps=bytes_moved / us * 1e-3,
                                 samples_us=[round(v * 1e6, 4) for v in values],
                                 calls_per_sample=calls[name], footprint_bytes=footprint))
 
@@ -431,8 +469,8 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
                 samplers[peer.name] = s
             except Exception as exc:
                 records.append(dict(base, peer=peer.name, mode=mode, error=f"{type(exc).__name__}: {exc}"))
-        footprint = bytes_per_set * (pairs if rotate else 1)
-        emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()}, footprint)
+        emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()},
+             pairs if rotate else 1)
 
     if device == "cuda" and point.op != "latency":
         for mode, rotate in ([("hot", False)] + ([("cold", True)] if measure_cold else [])):
@@ -447,8 +485,8 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
                 except Exception as exc:
                     records.append(dict(base, peer=peer.name, mode=mode, error=f"{type(exc).__name__}: {exc}"))
                     torch.cuda.synchronize()
-            footprint = bytes_per_set * (pairs if rotate else 1)
-            emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()}, footprint)
+            emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()},
+                 pairs if rotate else 1)
             del samplers
     del buffers
     if device == "cuda" and numel * dtype.itemsize >= 256 * MiB:
@@ -631,6 +669,10 @@ def main() -> None:
         "kernel_id": getattr(ctx.ops, "name", kernel.__name__),
         "cpu_isa": ctx.ops.cpu_isa() if device == "cpu" and hasattr(ctx.ops, "cpu_isa") else None,
         "repeats": args.repeats,
+        # What "cold" means for each form (older files lack this key: their rotation was
+        # sized on x + o, so the allocating forms' inputs rotated over only ~0.75x that).
+        "cold_rotation": "inputs > 1.5x cache for every form; out= forms rotate o too; "
+                         "allocating forms write the allocator's block",
         "loadavg_start": os.getloadavg(),
         "errors": ctx.errors,
     }
