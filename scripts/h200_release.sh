@@ -10,6 +10,11 @@
 #   tests      the whole suite on relu-build/ (RELU_TEST_PREBUILT=relu-build)  -> tests.log
 #   bench      kernels benchmark on relu-build/                              -> kernels-benchmark.json
 #   compare    this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
+#   extra benchmarks, each when its stage is named in $RELU_H200_STAGES (default: none):
+#     compile    torch.compile blocks (benchmarks/compile_blocks.py)         -> compile-blocks/
+#     dtypes     float8 / wide unsigned vs the upcast path (new_dtypes.py)   -> new-dtypes/
+#     sweep      like-for-like sweep subset (sweep.py, $RELU_SWEEP_ARGS)     -> like-for-like/
+#   packed into $OUT/extras.tar (the device returns at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-results/h200/stable-abi}
@@ -41,4 +46,18 @@ tail -30 "$OUT/kernels-benchmark.log"
 wait $baseline || { tail -20 /tmp/baseline_build.log; exit 1; }
 python3 benchmarks/abi_compare.py --new relu-build/build/torch-stable-abi211-cu130-x86_64-linux \
   --old .baseline/build/torch211-cxx11-cu130-x86_64-linux --device cuda --out "$OUT" 2>&1 | tail -3
+kernel=relu-build/build/torch-stable-abi211-cu130-x86_64-linux
+extras=/tmp/extras
+for stage in ${RELU_H200_STAGES:-}; do
+  start=$SECONDS
+  case $stage in
+    compile) python3 benchmarks/compile_blocks.py --device cuda --kernel $kernel --out $extras/compile-blocks ;;
+    dtypes) python3 benchmarks/new_dtypes.py --device cuda --kernel $kernel --out $extras/new-dtypes ;;
+    # sweep.py loads the checkout's build/: the release binaries, unchanged.
+    sweep) mkdir -p build && cp -r relu-build/build/. build/ &&
+           python3 benchmarks/sweep.py --device cuda ${RELU_SWEEP_ARGS:-} --out $extras/like-for-like ;;
+  esac 2>&1 | tail -5
+  echo "$stage: $((SECONDS - start)) s"
+done
+[ -d $extras ] && tar -C $extras -cf "$OUT/extras.tar" .
 exit $status
