@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # The stable-ABI release set on the lent H200 (device tool), unchanged: the binaries built on
 # the dev machine (scripts/release.sh: torch 2.14.1 headers, nvcc 13.0, no GPU) run under the
-# H200's torch 2.11.0+cu130. Logs under $OUT (results/h200/stable-abi by default).
+# H200's torch 2.11.0+cu130. Results under $OUT (results/h200/stable-abi by default).
 #
-# On the dev machine first: scripts/release.sh; ../shared/device/fetch-wheels .whl; the last
-# full-ABI main as source in .baseline/ (git archive f7a83e7 | tar -x -C .baseline). Carry
-# relu-build, .whl, .baseline.
+#   RELU_H200_STAGES="tests bench compare" scripts/h200_release.sh     (the default stages)
 #
-#   tests      the whole suite on relu-build/ (RELU_TEST_PREBUILT=relu-build)  -> tests.log
-#   bench      kernels benchmark on relu-build/                              -> kernels-benchmark.json
-#   compare    this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
-#   extra benchmarks, each when its stage is named in $RELU_H200_STAGES (default: none):
-#     compile    torch.compile blocks (benchmarks/compile_blocks.py)         -> compile-blocks/
-#     dtypes     float8 / wide unsigned vs the upcast path (new_dtypes.py)   -> new-dtypes/
-#     sweep      like-for-like sweep subset (sweep.py, $RELU_SWEEP_ARGS)     -> like-for-like/
-#   packed into $OUT/extras.tar (the device returns at most 8 files).
+# On the dev machine first: scripts/release.sh; ../shared/device/fetch-wheels .whl; for
+# `compare`, the last full-ABI main as source in .baseline/ (git archive f7a83e7 | tar -x -C
+# .baseline). Carry relu-build, .whl (and .baseline). Stages:
+#   tests    the whole suite on relu-build/ (RELU_TEST_PREBUILT=relu-build)  -> tests.log
+#   bench    kernels benchmark on relu-build/                              -> kernels-benchmark.{json,log}
+#   compare  this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
+#   compile  torch.compile blocks (benchmarks/compile_blocks.py)           -> compile-blocks/
+#   dtypes   float8 / wide unsigned vs the upcast path (new_dtypes.py)     -> new-dtypes/
+#   sweep    like-for-like sweep subset (sweep.py, $RELU_SWEEP_ARGS)       -> like-for-like/
+# Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
+# it measured (the device returns at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-results/h200/stable-abi}
@@ -27,37 +28,36 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
   sha256sum relu-build/build/*/*.so
 } > "$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
-
-# The baseline builds (sm_90 only) while the suite runs.
-(cd .baseline && RELU_CUDA_ARCHS=9.0 python3 scripts/build_variant.py --backend cuda --cuda-archs 9.0) \
-  > /tmp/baseline_build.log 2>&1 &
-baseline=$!
-
-start=$SECONDS
-RELU_TEST_PREBUILT=relu-build python3 -m pytest tests -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/tests.log"
-status=${PIPESTATUS[0]}
-echo "tests: exit $status after $((SECONDS - start)) s" | tee -a "$OUT/tests.log"
-
-python3 scripts/kernels_cli_offline.py benchmark relu-build --output "$OUT/kernels-benchmark.json" \
-  > "$OUT/kernels-benchmark.log" 2>&1
-echo "kernels benchmark relu-build: exit $?" | tee -a "$OUT/kernels-benchmark.log"
-tail -30 "$OUT/kernels-benchmark.log"
-
-wait $baseline || { tail -20 /tmp/baseline_build.log; exit 1; }
-python3 benchmarks/abi_compare.py --new relu-build/build/torch-stable-abi211-cu130-x86_64-linux \
-  --old .baseline/build/torch211-cxx11-cu130-x86_64-linux --device cuda --out "$OUT" 2>&1 | tail -3
 kernel=relu-build/build/torch-stable-abi211-cu130-x86_64-linux
-extras=/tmp/extras
-for stage in ${RELU_H200_STAGES:-}; do
+stages=${RELU_H200_STAGES:-tests bench compare}
+wants() { [[ " $stages " == *" $1 "* ]]; }
+
+if wants compare; then  # the baseline (sm_90 only) builds while the suite runs
+  (cd .baseline && python3 scripts/build_variant.py --backend cuda --cuda-archs 9.0) > /tmp/baseline_build.log 2>&1 &
+  baseline=$!
+fi
+status=0
+for stage in $stages; do
   start=$SECONDS
   case $stage in
-    compile) python3 benchmarks/compile_blocks.py --device cuda --kernel $kernel --out $extras/compile-blocks ;;
-    dtypes) python3 benchmarks/new_dtypes.py --device cuda --kernel $kernel --out $extras/new-dtypes ;;
+    tests)
+      RELU_TEST_PREBUILT=relu-build python3 -m pytest tests -q -rfs -p no:cacheprovider > "$OUT/tests.log" 2>&1
+      status=$?
+      tail -25 "$OUT/tests.log" ;;
+    bench)
+      python3 scripts/kernels_cli_offline.py benchmark relu-build --output "$OUT/kernels-benchmark.json" \
+        > "$OUT/kernels-benchmark.log" 2>&1
+      tail -12 "$OUT/kernels-benchmark.log" ;;
+    compare)
+      wait $baseline || { tail -20 /tmp/baseline_build.log; exit 1; }
+      python3 benchmarks/abi_compare.py --new $kernel --old .baseline/build/torch211-cxx11-cu130-x86_64-linux \
+        --device cuda --out "$OUT" 2>&1 | tail -3 ;;
+    compile) python3 benchmarks/compile_blocks.py --device cuda --kernel $kernel --out "$OUT/compile-blocks" 2>&1 | tail -5 ;;
+    dtypes) python3 benchmarks/new_dtypes.py --device cuda --kernel $kernel --out "$OUT/new-dtypes" 2>&1 | tail -5 ;;
     # sweep.py loads the checkout's build/: the release binaries, unchanged.
     sweep) mkdir -p build && cp -r relu-build/build/. build/ &&
-           python3 benchmarks/sweep.py --device cuda ${RELU_SWEEP_ARGS:-} --out $extras/like-for-like ;;
-  esac 2>&1 | tail -5
+           python3 benchmarks/sweep.py --device cuda ${RELU_SWEEP_ARGS:-} --out "$OUT/like-for-like" 2>&1 | tail -5 ;;
+  esac
   echo "$stage: $((SECONDS - start)) s"
 done
-[ -d $extras ] && tar -C $extras -cf "$OUT/extras.tar" .
 exit $status
