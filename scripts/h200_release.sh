@@ -8,7 +8,7 @@
 # On the dev machine first: scripts/release.sh; ../shared/device/fetch-wheels .whl; for
 # `compare`, the last full-ABI main as source in .baseline/ (git archive f7a83e7 | tar -x -C
 # .baseline). Carry relu-build, .whl (and .baseline). Stages:
-#   tests    the whole suite on relu-build/ (RELU_TEST_PREBUILT=relu-build)  -> tests.log
+#   tests    the whole suite ($RELU_H200_TESTS: a part) on relu-build/     -> tests.log
 #   bench    kernels benchmark on relu-build/                              -> kernels-benchmark.{json,log}
 #   compare  this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
 #   compile  torch.compile blocks (benchmarks/compile_blocks.py)           -> compile-blocks/
@@ -41,7 +41,7 @@ for stage in $stages; do
   start=$SECONDS
   case $stage in
     tests)
-      RELU_TEST_PREBUILT=relu-build python3 -m pytest tests -q -rfs -p no:cacheprovider > "$OUT/tests.log" 2>&1
+      RELU_TEST_PREBUILT=relu-build python3 -m pytest ${RELU_H200_TESTS:-tests} -q -rfs -p no:cacheprovider > "$OUT/tests.log" 2>&1
       status=$?
       tail -25 "$OUT/tests.log" ;;
     bench)
