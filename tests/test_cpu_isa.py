@@ -39,21 +39,24 @@ def cpu_supports(flag: str) -> bool:
         return False
 
 
-@pytest.mark.parametrize("isa", ["portable", "avx2", "avx512"])
-def test_isa_variant_matches_reference(isa):
-    needed = {"portable": None, "avx2": "avx2", "avx512": "avx512bw"}[isa]
+def run_check(isa: str, check: str) -> subprocess.CompletedProcess:
+    """Runs `check` (a script with {tests} and {repo} to fill) in a fresh interpreter whose
+    CPU kernel is capped at `isa` (RELU_CPU_ISA), loading this build through LOCAL_KERNELS.
+    Skips when the CPU lacks `isa`; fails when the script does."""
+    needed = {"portable": None, "avx2": "avx2", "avx512": "avx512bw"}.get(isa)
     if needed and not cpu_supports(needed):
         pytest.skip(f"this CPU lacks {needed}")
     env = dict(os.environ, RELU_CPU_ISA=isa, LOCAL_KERNELS=f"{REPO_ID}={KERNEL_ROOT}", HF_HUB_OFFLINE="1")
-    script = CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
+    script = check.format(tests=str(ROOT / "tests"), repo=REPO_ID)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == isa
+    return done
+
+
+@pytest.mark.parametrize("isa", ["portable", "avx2", "avx512"])
+def test_isa_variant_matches_reference(isa):
+    assert run_check(isa, CHECK).stdout.splitlines()[0] == isa
 
 
 def test_unknown_isa_request_warns_and_runs_the_best():
-    env = dict(os.environ, RELU_CPU_ISA="sse9", LOCAL_KERNELS=f"{REPO_ID}={KERNEL_ROOT}", HF_HUB_OFFLINE="1")
-    script = CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "ignoring RELU_CPU_ISA=sse9" in done.stderr
+    assert "ignoring RELU_CPU_ISA=sse9" in run_check("sse9", CHECK).stderr

@@ -5,15 +5,11 @@ float8 format definitions and against torch's own float8 -> float32 conversion. 
 bit pattern, every layout and out= form, on every backend this machine runs; every CPU SIMD
 variant; no gradient."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
 
-from conftest import KERNEL_ROOT, REPO_ID, ROOT
 from reference import (
     BITS_ONLY_DTYPES,
     FLOAT8_DTYPES,
@@ -25,7 +21,7 @@ from reference import (
     random_input,
     reference_relu,
 )
-from test_cpu_isa import cpu_supports
+from test_cpu_isa import run_check
 
 # Around vector widths (16 bytes = 2..16 elements), cache lines and the CPU's task grain.
 LENGTHS = [0, 1, 15, 16, 17, 63, 64, 65, 4095, 2**20 + 3]
@@ -329,11 +325,4 @@ ISA_CHECK = textwrap.dedent(
 
 @pytest.mark.parametrize("isa", ["portable", "avx2", "avx512"])
 def test_isa_variant_matches_reference(isa):
-    needed = {"portable": None, "avx2": "avx2", "avx512": "avx512bw"}[isa]
-    if needed and not cpu_supports(needed):
-        pytest.skip(f"this CPU lacks {needed}")
-    env = dict(os.environ, RELU_CPU_ISA=isa, LOCAL_KERNELS=f"{REPO_ID}={KERNEL_ROOT}", HF_HUB_OFFLINE="1")
-    script = ISA_CHECK.format(tests=str(ROOT / "tests"), repo=REPO_ID)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == isa
+    assert run_check(isa, ISA_CHECK).stdout.splitlines()[0] == isa

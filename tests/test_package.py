@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import KERNEL_ROOT, REPO_ID, ROOT, runs_kernels_benchmark
+from conftest import KERNEL_ROOT, ROOT, runs_kernels_benchmark
 from reference import assert_bitwise_equal, random_input, reference_relu
 
 
