@@ -26,7 +26,11 @@ FORMAT_NAMES = {
     "int16": "Format<short,",
     "int32": "Format<int,",
     "int64": "Format<long,",
-    "uint8": "Format<unsigned char,",
+    # uint8 and the float8 formats share the storage type: the lane kind and NaN bound tell them apart.
+    "uint8": "Format<unsigned char, (relu_kernel::LaneKind)1, 0ul>",
+    "float8_e5m2": "Format<unsigned char, (relu_kernel::LaneKind)2, 124ul>",
+    "float8_e4m3fn": "Format<unsigned char, (relu_kernel::LaneKind)2, 126ul>",
+    "float8_fnuz": "Format<unsigned char, (relu_kernel::LaneKind)2, 127ul>",
 }
 
 Q_LOAD = re.compile(r"^(ldr\s+q\d+|ldp\s+q\d+|ld1\s+\{v)")
