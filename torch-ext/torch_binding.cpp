@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -170,8 +171,76 @@ bool may_share_memory(const Tensor& a, const Geometry& ga, const Tensor& b, cons
          base_b + b_low * element < base_a + a_high * element;
 }
 
+// ---- Walking any layout without a copy, as TensorIterator does: the dimension order comes
+// from the operands' strides, and the StridedLayout (torch_binding.h) is that order with
+// size-1 dimensions dropped and contiguous neighbours merged.
+
+// Dimensions innermost first, ordered by the strides of `operands` (the first one decides
+// unless it is ambiguous): TensorIterator's reorder_dimensions. A stride of 0 (a broadcast) decides nothing;
+// between equal strides the smaller size goes inside.
+void stride_order(const Geometry* const* operands, int count, std::vector<int64_t>& order) {
+  const Geometry& shape = *operands[0];
+  order.resize(size_t(shape.dim));
+  for (int64_t i = 0; i < shape.dim; ++i) order[size_t(i)] = shape.dim - 1 - i;
+  const auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (int k = 0; k < count; ++k) {
+      const int64_t s0 = operands[k]->strides[d0], s1 = operands[k]->strides[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (shape.sizes[d0] > shape.sizes[d1]) return 1;
+    }
+    return 0;
+  };
+  // Insertion sort that stops at the first "keep": the comparison is not a total order.
+  for (int64_t i = 1; i < shape.dim; ++i) {
+    for (int64_t d1 = i, d0 = i - 1; d0 >= 0; --d0) {
+      const int comparison = should_swap(order[size_t(d0)], order[size_t(d1)]);
+      if (comparison < 0) break;
+      if (comparison > 0) {
+        std::swap(order[size_t(d0)], order[size_t(d1)]);
+        d1 = d0;
+      }
+    }
+  }
+}
+
+// The walk over `operands` (the output first), ordered by their strides in that priority.
+// nullopt when more than StridedLayout::kMaxDims dimensions remain after merging.
+std::optional<StridedLayout> strided_layout(const Geometry* const* operands, int count) {
+  std::vector<int64_t> order;
+  stride_order(operands, count, order);
+  const Geometry& shape = *operands[0];
+  StridedLayout layout;
+  int32_t dims = 0;
+  for (const int64_t d : order) {
+    if (shape.sizes[d] == 1) continue;
+    if (dims > 0) {  // merge d into the dimension inside it where every operand allows
+      bool contiguous = true;
+      for (int k = 0; k < count; ++k) {
+        contiguous = contiguous &&
+                     layout.sizes[dims - 1] * layout.strides[k][dims - 1] == operands[k]->strides[d];
+      }
+      if (contiguous) {
+        layout.sizes[dims - 1] *= shape.sizes[d];
+        continue;
+      }
+    }
+    if (dims == StridedLayout::kMaxDims) return std::nullopt;
+    layout.sizes[dims] = shape.sizes[d];
+    for (int k = 0; k < count; ++k) layout.strides[k][dims] = operands[k]->strides[d];
+    ++dims;
+  }
+  if (dims == 0) {  // one element
+    layout.sizes[0] = 1;
+    dims = 1;
+  }
+  layout.dims = dims;
+  return layout;
+}
+
 // An uninitialised tensor like t: t's strides when t is dense (so the result keeps t's
-// layout), else torch's own empty_like choice.
+// layout), else dense in t's stride order, as torch.relu(t) allocates (empty_like infers
+// those strides, as TensorIterator does).
 Tensor empty_with_layout_of(const Tensor& t, const Geometry& g) {
   if (!g.dense) return torch::stable::empty_like(t);
   // aoti_torch_empty_strided is one C call; torch::stable::empty_like goes through the
@@ -192,7 +261,17 @@ Tensor contiguous_copy(const Tensor& t) {
 }
 
 // ---- Backends: the flat passes of each device type this build serves.
+// kWalksLayouts: the backend walks a StridedLayout itself (strided_forward/backward).
 struct CpuBackend {
+  static constexpr bool kWalksLayouts = true;
+  static void strided_forward(ScalarType dtype, const void* in, void* out,
+                              const StridedLayout& layout, int32_t) {
+    relu_strided_cpu(dtype, in, out, layout);
+  }
+  static void strided_backward(ScalarType dtype, const void* grad, const void* result,
+                               void* grad_in, const StridedLayout& layout, int32_t) {
+    relu_backward_strided_cpu(dtype, grad, result, grad_in, layout);
+  }
   static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t) {
     relu_flat_cpu(dtype, in, out, n);
   }
@@ -204,6 +283,15 @@ struct CpuBackend {
 
 #if defined(CUDA_KERNEL)
 struct CudaBackend {
+  static constexpr bool kWalksLayouts = true;
+  static void strided_forward(ScalarType dtype, const void* in, void* out,
+                              const StridedLayout& layout, int32_t device) {
+    relu_strided_cuda(dtype, in, out, layout, device);
+  }
+  static void strided_backward(ScalarType dtype, const void* grad, const void* result,
+                               void* grad_in, const StridedLayout& layout, int32_t device) {
+    relu_backward_strided_cuda(dtype, grad, result, grad_in, layout, device);
+  }
   static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
     relu_flat_cuda(dtype, in, out, n, device);
   }
@@ -215,7 +303,10 @@ struct CudaBackend {
 #endif
 
 #if defined(XPU_KERNEL)
+// Flat passes only (no SYCL compiler here to build and no device to run a walk): other
+// layouts go through dense copies.
 struct XpuBackend {
+  static constexpr bool kWalksLayouts = false;
   static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
     relu_flat_xpu(dtype, in, out, n, device);
   }
@@ -266,26 +357,43 @@ void check_relu_args(const Tensor& out, const Geometry& go, const Tensor& x, con
   }
 }
 
+// out = relu(x) for x and out of any layouts, walked in out's stride order then x's, with no
+// copy. Dense copies only where the walk cannot go: more than StridedLayout::kMaxDims
+// dimensions left after merging, or a backend without a walk (XPU).
+template <typename Backend>
+void walk_forward(const Tensor& x, const Geometry& gx, Tensor& out, const Geometry& go) {
+  if constexpr (Backend::kWalksLayouts) {
+    const Geometry* operands[] = {&go, &gx};
+    if (const std::optional<StridedLayout> layout = strided_layout(operands, 2)) {
+      Backend::strided_forward(gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(), *layout,
+                               gx.device_index);
+      return;
+    }
+  }
+  Tensor dense = contiguous_copy(x);
+  Backend::forward(gx.dtype, dense.const_data_ptr(), dense.mutable_data_ptr(), gx.numel,
+                   gx.device_index);
+  torch::stable::copy_(out, dense);
+}
+
 template <typename Backend>
 void relu_out_checked(Tensor& out, const Geometry& go, const Tensor& x, const Geometry& gx) {
   if (gx.numel == 0) return;
   if (gx.same_dense_layout(go) && go.dense) {
-    // Contiguous, channels-last, permuted-dense, and in place (out is x): no copy.
+    // Contiguous, channels-last, permuted-dense, and in place (out is x): one flat pass.
     run_forward<Backend>(x, gx, out);
     return;
   }
-  // Strided x or out, or two different layouts. x is read in full into `src` before out is
-  // written, so even an interleaved alias of x and out stays correct.
-  const bool x_usable = gx.dense && !may_share_memory(x, gx, out, go);
-  const Tensor src = x_usable ? x : contiguous_copy(x);
-  const Geometry gs = x_usable ? gx : Geometry(src);
-  if (gs.same_dense_layout(go)) {
-    run_forward<Backend>(src, gs, out);
+  // Each element is read before it is written, so out may be x itself in any layout. Any
+  // other sharing (interleaved views of one buffer, which the checks let through) would let
+  // the walk overwrite elements of x it has yet to read: x is copied first, there only.
+  const bool in_place = x.const_data_ptr() == out.const_data_ptr() && gx.same_strides(go);
+  if (!in_place && may_share_memory(x, gx, out, go)) {
+    const Tensor copy = contiguous_copy(x);
+    walk_forward<Backend>(copy, Geometry(copy), out, go);
     return;
   }
-  Tensor dense = empty_with_layout_of(src, gs);
-  run_forward<Backend>(src, gs, dense);
-  torch::stable::copy_(out, dense);
+  walk_forward<Backend>(x, gx, out, go);
 }
 
 template <typename Backend>
@@ -322,18 +430,30 @@ Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
     fail("relu_backward: grad_out has shape " + gg.shape() + " but result has shape " +
          gr.shape());
   }
-  // One dense layout for all three (a copy only for strided or mixed layouts).
-  const Tensor res = gr.dense ? result : contiguous_copy(result);
-  const Geometry gres = gr.dense ? gr : Geometry(res);
-  Tensor grad_in = empty_with_layout_of(res, gres);
-  if (gres.numel == 0) return grad_in;
-  Tensor grad = grad_out;
-  if (!gres.same_dense_layout(gg)) {
-    grad = empty_with_layout_of(res, gres);
-    torch::stable::copy_(grad, grad_out);
+  // The gradient takes result's layout (dense in its stride order when result is not dense),
+  // and a fresh tensor shares memory with neither input.
+  Tensor grad_in = empty_with_layout_of(result, gr);
+  if (gr.numel == 0) return grad_in;
+  if (gr.dense && gr.same_dense_layout(gg)) {
+    Backend::backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
+                      grad_in.mutable_data_ptr(), gr.numel, gr.device_index);
+    return grad_in;
   }
-  Backend::backward(gres.dtype, grad.const_data_ptr(), res.const_data_ptr(),
-                    grad_in.mutable_data_ptr(), gres.numel, gres.device_index);
+  const Geometry gi = gr.dense ? gr : Geometry(grad_in);
+  if constexpr (Backend::kWalksLayouts) {
+    const Geometry* operands[] = {&gi, &gg, &gr};
+    if (const std::optional<StridedLayout> layout = strided_layout(operands, 3)) {
+      Backend::strided_backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
+                                grad_in.mutable_data_ptr(), *layout, gr.device_index);
+      return grad_in;
+    }
+  }
+  // Beyond the walk: both inputs in grad_in's layout first.
+  Tensor grad = empty_with_layout_of(grad_in, gi), res = empty_with_layout_of(grad_in, gi);
+  torch::stable::copy_(grad, grad_out);
+  torch::stable::copy_(res, result);
+  Backend::backward(gr.dtype, grad.const_data_ptr(), res.const_data_ptr(),
+                    grad_in.mutable_data_ptr(), gr.numel, gr.device_index);
   return grad_in;
 }
 

@@ -261,11 +261,6 @@ def _relu_out_fake(out: torch.Tensor, x: torch.Tensor) -> None:
 
 @torch.library.register_fake(add_op_namespace_prefix("relu_backward"))
 def _relu_backward_fake(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
-    # Mirrors relu_backward_kernel: the gradient takes result's strides when result is
-    # non-overlapping and dense, else it is contiguous. empty_like keeps the strides of
-    # exactly such tensors (and gives any other one new, dense strides), so comparing
-    # strides tells the two cases apart with public API on every torch version.
-    same_strides = torch.empty_like(result)
-    if same_strides.stride() == result.stride():
-        return same_strides
-    return torch.empty_like(result, memory_format=torch.contiguous_format)
+    # Mirrors relu_backward_impl: the gradient takes result's layout, as relu's result takes
+    # x's (empty_like keeps the strides of a dense tensor and orders a strided one's).
+    return torch.empty_like(result)
