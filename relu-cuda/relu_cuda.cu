@@ -1,6 +1,7 @@
-// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h).
+// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h), and the
+// entry points of the strided passes, whose kernels are in strided.cuh.
 //
-// Shape of a pass, the same for every dtype and both directions:
+// Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
 //     relu_word16 / relu_backward_word16 (relu-common/relu_element.h): int8 through
 //     __vmaxs4, float16/bfloat16/float8 as bit patterns, float/double/int by compare and
@@ -22,6 +23,7 @@
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
+#include "relu-cuda/strided.cuh"
 #include "torch-ext/relu_dtypes.h"
 #include "torch-ext/torch_binding.h"
 
@@ -165,6 +167,36 @@ void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out
           {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
           static_cast<Storage*>(grad_in), n};
       run_pass<BackwardOp<Fmt>>(pass, device);
+    } else {
+      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
+    }
+  });
+}
+
+void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
+                       const StridedLayout& layout, int32_t device) {
+  using namespace relu_kernel;
+  const CudaDeviceScope device_scope(device);
+  visit_format(dtype, [&](auto format) {
+    using Fmt = decltype(format);
+    using Storage = typename Fmt::Storage;
+    run_strided_pass<ForwardOp<Fmt>>({static_cast<const Storage*>(in)},
+                                     static_cast<Storage*>(out), layout, device);
+  });
+}
+
+void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
+                                const void* result, void* grad_in, const StridedLayout& layout,
+                                int32_t device) {
+  using namespace relu_kernel;
+  const CudaDeviceScope device_scope(device);
+  visit_format(dtype, [&](auto format) {
+    using Fmt = decltype(format);
+    using Storage = typename Fmt::Storage;
+    if constexpr (Fmt::kHasGradient) {
+      run_strided_pass<BackwardOp<Fmt>>(
+          {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
+          static_cast<Storage*>(grad_in), layout, device);
     } else {
       throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
     }
