@@ -1,6 +1,7 @@
-// How the CUDA kernels are launched: the one function that picks threads per block, 16-byte
+// How the CUDA kernels are launched: the functions that pick threads per block, 16-byte
 // vectors per thread, the grid and the cache hints, from the device's properties and the
-// size of the pass. Nothing here depends on a tensor's shape, only on its element count.
+// size of the pass. The dense pass depends only on the element count; a strided pass also on
+// its row length (choose_strided_launch_policy, at the end).
 //
 // Every constant names the measurement that chose it (H200, scripts/h200_tune.py). For other
 // architectures (8.0, 8.9, 10.0, 12.0) nobody here could run a kernel: the same choices are
@@ -136,6 +137,73 @@ inline LaunchPolicy choose_scalar_launch_policy(const DeviceTraits& device, int6
   policy.load_hint = CacheHint::kDefault;
   policy.store_hint = CacheHint::kDefault;
   policy.blocks = blocks_for(elements, policy.threads);
+  return policy;
+}
+
+// ---- Strided passes (strided.cuh): operands that are not one dense block each. NOT YET
+// MEASURED: every choice below carries the dense pass's measurements over or is reasoned from
+// the hardware, until an H200 run of the views it serves (a chunk x[:, :n], x[:, ::2], a
+// transposed slice, a 3-D permute, x[..., 1::3]) tunes it.
+
+// A row kernel's block moves one tile of a row: kVectorsPerThread 16-byte units per thread
+// (vectors where the row is dense and aligned alike, else as many elements). Blocks shrink to
+// fit a short row, down to 64 threads: the smallest block that still fills an SM (32 resident
+// blocks of 64 threads = 2048 threads on capabilities 8.0 and 9.0; 24 of 64 = 1536 on 8.9).
+constexpr int kMinRowThreads = 64;
+
+// A row shorter than one warp of 16-byte units (512 bytes: 128 float32, 512 int8 elements)
+// would leave most of even a 64-thread block idle and its SM with few bytes in flight (rows
+// of 256 bytes: 32 blocks * 256 bytes = 8 KiB per SM, against the ~22 KiB that 4.8 TB/s
+// needs over 132 SMs at an estimated 600 ns of latency). Such passes (a permute whose inner
+// run is short) go one element per thread instead, each element's offsets found from its
+// linear index.
+constexpr int64_t kShortRowBytes = int64_t(32) * kVectorBytes;
+
+// Elements per thread whose loads are issued together where a kernel moves single elements
+// and has few registers to spare: the per-element kernel, and the rows of the row kernel's
+// vector variant that no vector covers (more would cost that kernel occupancy on every row).
+// 4, as TensorIterator's non-vectorized kernel (vt = 4 in CUDALoops.cuh).
+constexpr int kScalarElementsInFlight = 4;
+
+struct StridedLaunchPolicy {
+  bool per_element;       // the per-element kernel, else the row kernel
+  LaunchPolicy launch;    // threads, blocks and hints of the kernel chosen
+  int64_t tiles_per_row;  // row kernel: blocks per row, each threads * vectors_per_thread
+                          // 16-byte units of it
+};
+
+// `numel` elements of `element_bytes`, in rows of `row_length` (a StridedLayout's sizes[0]),
+// read and written by `tensors` tensors. Threads per block and the streaming hint follow the
+// dense pass's policy for the same number of bytes (footprint: the elements moved, not the
+// span of the views). The per-element kernel keeps default hints: it serves an uncommon
+// layout, and one hint pair keeps its kernels half as many.
+inline StridedLaunchPolicy choose_strided_launch_policy(const DeviceTraits& device,
+                                                        int64_t numel, int64_t row_length,
+                                                        int element_bytes, int tensors) {
+  const int64_t vectors = (numel * element_bytes + kVectorBytes - 1) / kVectorBytes;
+  const LaunchPolicy dense = choose_launch_policy(device, vectors, tensors);
+  StridedLaunchPolicy policy{};
+  policy.launch = dense;
+  policy.per_element = row_length * element_bytes < kShortRowBytes;
+  if (policy.per_element) {
+    policy.launch.vectors_per_thread = 0;
+    policy.launch.load_hint = CacheHint::kDefault;
+    policy.launch.store_hint = CacheHint::kDefault;
+    policy.launch.blocks = blocks_for(numel, int64_t(dense.threads) * kScalarElementsInFlight);
+    return policy;
+  }
+  const int64_t elements_per_thread =
+      int64_t(dense.vectors_per_thread) * (kVectorBytes / element_bytes);
+  int threads = dense.threads;
+  while (threads > kMinRowThreads && int64_t(threads / 2) * elements_per_thread >= row_length) {
+    threads /= 2;
+  }
+  policy.launch.threads = threads;
+  const int64_t tile_elements = int64_t(threads) * elements_per_thread;
+  policy.tiles_per_row = (row_length + tile_elements - 1) / tile_elements;
+  // One block per tile, as the dense grid covers the tensor once; the kernel loops past
+  // kMaxGridX.
+  policy.launch.blocks = blocks_for(numel / row_length * policy.tiles_per_row, 1);
   return policy;
 }
 

@@ -53,6 +53,29 @@ __device__ __forceinline__ void store_vector16(Vector16* address, Vector16 value
   }
 }
 
+// One element with the same hints, for the strided kernels' rows that no vector covers.
+// Every storage type of relu_element.h's formats has a __ldcs / __stcs overload.
+template <CacheHint kHint, typename T>
+__device__ __forceinline__ T load_element(const T* address) {
+  if constexpr (kHint == CacheHint::kStreaming) {
+    return __ldcs(address);
+  } else if constexpr (kHint == CacheHint::kReadOnly) {
+    return __ldg(address);
+  } else {
+    return *address;  // not __ldg: in place, as load_vector16
+  }
+}
+
+template <CacheHint kHint, typename T>
+__device__ __forceinline__ void store_element(T* address, T value) {
+  static_assert(kHint != CacheHint::kReadOnly, "kReadOnly is a load hint");
+  if constexpr (kHint == CacheHint::kStreaming) {
+    __stcs(address, value);
+  } else {
+    *address = value;
+  }
+}
+
 // The same 16 bytes seen as lanes of Fmt (relu_element.h computes on Word16<Fmt>).
 template <typename Fmt>
 __device__ __forceinline__ Word16<Fmt> as_word16(Vector16 v) {
@@ -89,8 +112,10 @@ struct VectorSplit {
   int64_t tail;       // elements after the last vector (< 16 / element_bytes)
 };
 
-__host__ __forceinline__ VectorSplit split_for_vectors(int64_t n, int misalignment,
-                                                       int element_bytes) {
+// On the host for a dense pass; on the device for each row of a strided one, whose rows
+// may start at different misalignments.
+__host__ __device__ __forceinline__ VectorSplit split_for_vectors(int64_t n, int misalignment,
+                                                                  int element_bytes) {
   const int64_t per_vector = kVectorBytes / element_bytes;
   int64_t head = misalignment == 0 ? 0 : (kVectorBytes - misalignment) / element_bytes;
   if (head > n) head = n;

@@ -1,6 +1,7 @@
-// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h).
+// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h), and the
+// entry points of the strided passes, whose kernels are in strided.cuh.
 //
-// Shape of a pass, the same for every dtype and both directions:
+// Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
 //     relu_word16 / relu_backward_word16 (relu-common/relu_element.h): int8 through
 //     __vmaxs4, float16/bfloat16/float8 as bit patterns, float/double/int by compare and
@@ -21,47 +22,12 @@
 #include "relu-cuda/cuda_check.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
+#include "relu-cuda/relu_ops.cuh"
+#include "relu-cuda/strided.cuh"
 #include "torch-ext/relu_dtypes.h"
 #include "torch-ext/torch_binding.h"
 
 namespace relu_kernel {
-
-// The operands of one pass: kInputs input streams and one output, all of `n` elements of
-// Fmt. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
-template <typename Fmt, int kInputs>
-struct Pass {
-  using Storage = typename Fmt::Storage;
-  const Storage* in[kInputs];
-  Storage* out;
-  int64_t n;
-};
-
-template <typename Fmt>
-struct ForwardOp {
-  using Format = Fmt;
-  static constexpr int kInputs = 1;
-  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[1]) {
-    return as_vector16<Fmt>(relu_word16<Fmt>(as_word16<Fmt>(in[0])));
-  }
-  static __device__ __forceinline__ typename Fmt::Storage element(
-      const typename Fmt::Storage* const (&in)[1], int64_t i) {
-    return relu_element<Fmt>(in[0][i]);
-  }
-};
-
-template <typename Fmt>
-struct BackwardOp {
-  using Format = Fmt;
-  static constexpr int kInputs = 2;
-  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[2]) {
-    return as_vector16<Fmt>(
-        relu_backward_word16<Fmt>(as_word16<Fmt>(in[0]), as_word16<Fmt>(in[1])));
-  }
-  static __device__ __forceinline__ typename Fmt::Storage element(
-      const typename Fmt::Storage* const (&in)[2], int64_t i) {
-    return relu_backward_element<Fmt>(in[0][i], in[1][i]);
-  }
-};
 
 // The vector body plus block 0's head and tail. Every operand shares one misalignment
 // modulo 16, so `split` applies to all of them. Each thread loads all its vectors before
@@ -155,17 +121,10 @@ template <typename Op>
 void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device) {
   using Storage = typename Op::Format::Storage;
   constexpr int kElementBytes = int(sizeof(Storage));
+  require_element_aligned(pass);
   const int misalignment = misalignment16(pass.out);
-  if (!is_element_aligned(pass.out, kElementBytes)) {
-    throw std::invalid_argument("relu: the output's address is not a multiple of its element "
-                                "size; pass a tensor from a torch allocation");
-  }
   bool same_misalignment = true;
   for (int k = 0; k < Op::kInputs; ++k) {
-    if (!is_element_aligned(pass.in[k], kElementBytes)) {
-      throw std::invalid_argument("relu: an input's address is not a multiple of its element "
-                                  "size; pass a tensor from a torch allocation");
-    }
     same_misalignment = same_misalignment && misalignment16(pass.in[k]) == misalignment;
   }
   const DeviceTraits& traits = device_traits(device);
@@ -208,6 +167,36 @@ void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out
           {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
           static_cast<Storage*>(grad_in), n};
       run_pass<BackwardOp<Fmt>>(pass, device);
+    } else {
+      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
+    }
+  });
+}
+
+void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
+                       const StridedLayout& layout, int32_t device) {
+  using namespace relu_kernel;
+  const CudaDeviceScope device_scope(device);
+  visit_format(dtype, [&](auto format) {
+    using Fmt = decltype(format);
+    using Storage = typename Fmt::Storage;
+    run_strided_pass<ForwardOp<Fmt>>({static_cast<const Storage*>(in)},
+                                     static_cast<Storage*>(out), layout, device);
+  });
+}
+
+void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
+                                const void* result, void* grad_in, const StridedLayout& layout,
+                                int32_t device) {
+  using namespace relu_kernel;
+  const CudaDeviceScope device_scope(device);
+  visit_format(dtype, [&](auto format) {
+    using Fmt = decltype(format);
+    using Storage = typename Fmt::Storage;
+    if constexpr (Fmt::kHasGradient) {
+      run_strided_pass<BackwardOp<Fmt>>(
+          {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
+          static_cast<Storage*>(grad_in), layout, device);
     } else {
       throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
     }

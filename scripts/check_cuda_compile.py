@@ -6,7 +6,8 @@ land on a machine that never runs CUDA (CI):
   - torch-ext's .cpp files with -DCUDA_KERNEL (the binding's CUDA branch), with the host
     compiler;
   - then reads the sm_90 PTX that nvcc kept and requires 16-byte global loads and stores
-    (ld.global*.v4 / st.global*.v4, or .v2 of 64-bit words) in every vector kernel.
+    (ld.global*.v4 / st.global*.v4, or .v2 of 64-bit words) in every vector kernel (the dense
+    one and the strided row kernel for rows of unit stride).
 
 Against the headers of a CUDA torch wheel (the CPU wheel lacks c10/cuda's generated
 cuda_cmake_macros.h): `pip download torch==<TORCH_HEADERS_VERSION> --no-deps`, of which only
@@ -94,8 +95,14 @@ def run(command: list[str], what: str) -> bool:
     return True
 
 
+def is_vector_kernel(mangled: str) -> bool:
+    """elementwise_vector16, and strided_rows for rows of unit stride (its bool template
+    argument kUnitStrides = true mangles as Lb1E)."""
+    return "elementwise_vector16" in mangled or ("strided_rows" in mangled and "Lb1E" in mangled)
+
+
 def check_vector_accesses(ptx_dir: Path) -> bool:
-    """Every vector kernel (elementwise_vector16) must move 16 bytes per global access."""
+    """Every vector kernel must move 16 bytes per global access."""
     ok = True
     entries = 0
     for ptx in sorted(ptx_dir.glob("*.ptx")):
@@ -104,7 +111,7 @@ def check_vector_accesses(ptx_dir: Path) -> bool:
         text = ptx.read_text()
         for match in re.finditer(r"\.entry\s+(\S+)\(.*?\n\}\n", text, flags=re.S):
             name, body = match.group(1), match.group(0)
-            if "elementwise_vector16" not in name:
+            if not is_vector_kernel(name):
                 continue
             entries += 1
             wide = r"\.(v4\.[bsuf]32|v2\.[bsuf]64)"
@@ -112,7 +119,7 @@ def check_vector_accesses(ptx_dir: Path) -> bool:
                 print(f"FAILED: {name} has no 16-byte global load or store in its sm_90 PTX")
                 ok = False
     if entries == 0:
-        print("FAILED: no elementwise_vector16 kernel found in the sm_90 PTX")
+        print("FAILED: no vector kernel found in the sm_90 PTX")
         return False
     if ok:
         print(f"ok: 16-byte ld.global/st.global in all {entries} vector kernels (sm_90 PTX)")

@@ -1,0 +1,293 @@
+// CUDA backend, strided passes: relu_strided_cuda and relu_backward_strided_cuda
+// (torch-ext/torch_binding.h) over operands that are not one dense block each (a chunk
+// x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without a copy.
+//
+// Read this first. TensorIterator (torch.relu on such views) finds each element's offsets
+// from its linear index, one division per dimension per element, and moves one element per
+// access. Here a row, the layout's dimension 0, is the unit instead:
+//   - row kernel (rows of at least 512 bytes): a block per tile of one row. One division per
+//     block finds the row, a loop over the outer dimensions its offsets (strided_index.h);
+//     inside the row, offsets are i * stride. Then, row by row (a chunk's rows can start at
+//     different misalignments):
+//       * every operand has stride 1 along the row and the row starts share one misalignment
+//         modulo 16: the dense pass's 16-byte vectors, the head and tail elements by the
+//         first threads of the row's tile 0;
+//       * otherwise (x[:, ::2], x[..., 1::3]; or x[:, 1:] into a fresh, aligned output): each
+//         thread moves 16 bytes' worth of elements, loading all before storing any. Each
+//         warp access is as coalesced as the stride allows.
+//   - per-element kernel (shorter rows, such as a permute whose inner run is short): tiles of
+//     a row would leave most threads idle, so each thread takes 4 elements of the whole pass
+//     and finds their offsets from their linear indices, with 3-instruction divisions where
+//     the pass fits 32-bit indices.
+// The launch decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy
+// in launch_policy.h. As the dense pass: the current stream of the device, under a device
+// guard, no allocation and no host synchronisation (capturable in a CUDA graph). Out may be
+// the input itself with the same strides: every element is read and written by one thread,
+// its loads before its store.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+
+#include <cuda_runtime.h>
+
+#include "relu-cuda/cuda_check.h"
+#include "relu-cuda/launch_policy.h"
+#include "relu-cuda/memory.cuh"
+#include "relu-cuda/relu_ops.cuh"
+#include "relu-cuda/strided_index.h"
+#include "torch-ext/torch_binding.h"
+
+namespace relu_kernel {
+
+// A pass's pointers (each at its tensor's first element) and its walk in Index-bit integers.
+// Operand 0 of the walk is out, operand 1 + k is in[k].
+template <typename Fmt, int kInputs, typename Index>
+struct StridedPass {
+  using Storage = typename Fmt::Storage;
+  const Storage* in[kInputs];
+  Storage* out;
+  IndexWalk<Index, kInputs + 1> walk;
+};
+
+struct RowTiling {
+  Divider64 tiles_per_row;
+  uint64_t items;  // rows * tiles_per_row
+};
+
+// Tile `tile` of one row of `length` elements whose operands all have stride 1 and start at
+// one misalignment modulo 16: 16-byte vectors, kVectors per thread, plus the row's head and
+// tail elements in its tile 0.
+template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
+__device__ __forceinline__ void row_tile_vector16(
+    const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
+    int64_t length, uint64_t tile) {
+  constexpr int kInputs = Op::kInputs;
+  const VectorSplit split =
+      split_for_vectors(length, misalignment16(out), int(sizeof(typename Op::Storage)));
+  if (tile == 0) {
+    for (int64_t t = threadIdx.x; t < split.head + split.tail; t += blockDim.x) {
+      const int64_t i = t < split.head ? t : split.tail_start + (t - split.head);
+      out[i] = Op::element(in, i);
+    }
+  }
+  const Vector16* in_vectors[kInputs];
+#pragma unroll
+  for (int k = 0; k < kInputs; ++k) {
+    in_vectors[k] = reinterpret_cast<const Vector16*>(in[k] + split.head);
+  }
+  Vector16* out_vectors = reinterpret_cast<Vector16*>(out + split.head);
+  const int64_t threads = blockDim.x;
+  const int64_t first = int64_t(tile) * threads * kVectors + threadIdx.x;
+  Vector16 v[kVectors][kInputs];
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < split.vectors) {
+#pragma unroll
+      for (int k = 0; k < kInputs; ++k) {
+        v[j][k] = load_vector16<kLoad>(in_vectors[k] + first + j * threads);
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < split.vectors) {
+      store_vector16<kStore>(out_vectors + first + j * threads, Op::vector(v[j]));
+    }
+  }
+}
+
+// Tile `tile` of any other row: kElements elements per thread at element strides `strides`
+// (out's first, then the inputs'), in batches of kInFlight whose loads are all issued before
+// any store. kUnitStrides: every stride is 1 (a row whose starts are misaligned unlike each
+// other), known at compile time.
+template <typename Op, int kElements, int kInFlight, bool kUnitStrides, CacheHint kLoad,
+          CacheHint kStore>
+__device__ __forceinline__ void row_tile_elements(
+    const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
+    const int64_t (&strides)[Op::kInputs + 1], int64_t length, uint64_t tile) {
+  static_assert(kElements % kInFlight == 0, "whole batches");
+  constexpr int kInputs = Op::kInputs;
+  const int64_t threads = blockDim.x;
+  const int64_t first = int64_t(tile) * threads * kElements + threadIdx.x;
+  const auto stride = [&](int operand) { return kUnitStrides ? int64_t(1) : strides[operand]; };
+#pragma unroll 1
+  for (int batch = 0; batch < kElements; batch += kInFlight) {
+    typename Op::Storage x[kInFlight][kInputs];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const int64_t i = first + (batch + j) * threads;
+      if (i < length) {
+#pragma unroll
+        for (int k = 0; k < kInputs; ++k) {
+          x[j][k] = load_element<kLoad>(in[k] + i * stride(1 + k));
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const int64_t i = first + (batch + j) * threads;
+      if (i < length) store_element<kStore>(out + i * stride(0), Op::value(x[j]));
+    }
+  }
+}
+
+// One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
+// operand has stride 1 along the rows, so rows whose starts share a misalignment go through
+// vectors.
+template <typename Op, int kVectors, bool kUnitStrides, CacheHint kLoad, CacheHint kStore>
+__global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint64_t> pass,
+                             RowTiling tiling) {
+  using Storage = typename Op::Storage;
+  constexpr int kInputs = Op::kInputs;
+  constexpr int kOperands = kInputs + 1;
+  constexpr int kElementsPerThread = kVectors * int(kVectorBytes / sizeof(Storage));
+  const int64_t length = int64_t(pass.walk.sizes[0].divisor);
+  int64_t inner_strides[kOperands];
+#pragma unroll
+  for (int k = 0; k < kOperands; ++k) inner_strides[k] = int64_t(pass.walk.strides[k][0]);
+
+  for (uint64_t item = blockIdx.x; item < tiling.items; item += gridDim.x) {
+    const RowTile at = row_tile_of(item, tiling.tiles_per_row);
+    uint64_t offsets[kOperands];
+    row_offsets(pass.walk, at.row, offsets);
+    Storage* out = pass.out + offsets[0];
+    const Storage* in[kInputs];
+    bool aligned_alike = kUnitStrides;
+#pragma unroll
+    for (int k = 0; k < kInputs; ++k) {
+      in[k] = pass.in[k] + offsets[1 + k];
+      aligned_alike = aligned_alike && misalignment16(in[k]) == misalignment16(out);
+    }
+    if (aligned_alike) {
+      row_tile_vector16<Op, kVectors, kLoad, kStore>(in, out, length, at.tile);
+    } else {
+      // Rows of unit stride are the vector kernel's exceptions: a few elements in flight keep
+      // its registers, and so the occupancy of its vector rows, close to the dense kernel's.
+      // Strided rows have no vectors: all 16 bytes' worth in flight.
+      constexpr int kInFlight = kUnitStrides && kElementsPerThread > kScalarElementsInFlight
+                                    ? kScalarElementsInFlight
+                                    : kElementsPerThread;
+      row_tile_elements<Op, kElementsPerThread, kInFlight, kUnitStrides, kLoad, kStore>(
+          in, out, inner_strides, length, at.tile);
+    }
+  }
+}
+
+// kScalarElementsInFlight elements of the pass per thread and loop trip, each element's
+// offsets from its linear index, all loaded before any is stored.
+template <typename Op, typename Index>
+__global__ void strided_elements(StridedPass<typename Op::Format, Op::kInputs, Index> pass,
+                                 uint64_t numel) {
+  constexpr int kInputs = Op::kInputs;
+  constexpr int kOperands = kInputs + 1;
+  constexpr int kElements = kScalarElementsInFlight;
+  const uint64_t threads = blockDim.x;
+  const uint64_t tile = threads * kElements;
+  for (uint64_t base = blockIdx.x * tile; base < numel; base += gridDim.x * tile) {
+    Index index[kElements];
+    bool valid[kElements];
+#pragma unroll
+    for (int j = 0; j < kElements; ++j) {
+      const uint64_t n = base + threadIdx.x + j * threads;
+      valid[j] = n < numel;
+      index[j] = valid[j] ? Index(n) : Index(0);  // past the end: any index in range will do
+    }
+    Index offsets[kOperands][kElements] = {};
+    add_offsets<kElements>(pass.walk, 0, index, offsets);
+    typename Op::Storage x[kElements][kInputs];
+#pragma unroll
+    for (int j = 0; j < kElements; ++j) {
+      if (valid[j]) {
+#pragma unroll
+        for (int k = 0; k < kInputs; ++k) x[j][k] = pass.in[k][offsets[1 + k][j]];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kElements; ++j) {
+      if (valid[j]) pass.out[offsets[0][j]] = Op::value(x[j]);
+    }
+  }
+}
+
+template <typename Op, typename Index>
+StridedPass<typename Op::Format, Op::kInputs, Index> strided_pass_of(
+    const Pass<typename Op::Format, Op::kInputs>& pass, const StridedLayout& layout) {
+  StridedPass<typename Op::Format, Op::kInputs, Index> strided{};
+  for (int k = 0; k < Op::kInputs; ++k) strided.in[k] = pass.in[k];
+  strided.out = pass.out;
+  strided.walk = make_index_walk<Index, Op::kInputs + 1>(layout);
+  return strided;
+}
+
+template <typename Op, CacheHint kLoad, CacheHint kStore>
+void launch_strided_rows(const StridedPass<typename Op::Format, Op::kInputs, uint64_t>& pass,
+                         const RowTiling& tiling, bool unit_inner_strides,
+                         const LaunchPolicy& policy, cudaStream_t stream) {
+  const dim3 grid(unsigned(policy.blocks)), block(unsigned(policy.threads));
+  if (unit_inner_strides) {
+    strided_rows<Op, kVectorsPerThread, true, kLoad, kStore><<<grid, block, 0, stream>>>(pass, tiling);
+  } else {
+    strided_rows<Op, kVectorsPerThread, false, kLoad, kStore><<<grid, block, 0, stream>>>(pass, tiling);
+  }
+  check_cuda(cudaGetLastError());
+}
+
+template <typename Op, typename Index>
+void launch_strided_elements(const Pass<typename Op::Format, Op::kInputs>& pass,
+                             const StridedLayout& layout, const LaunchPolicy& policy,
+                             cudaStream_t stream) {
+  strided_elements<Op, Index><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(
+      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n));
+  check_cuda(cudaGetLastError());
+}
+
+// The caller holds the device scope.
+template <typename Op>
+void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
+                      typename Op::Storage* out, const StridedLayout& layout, int32_t device) {
+  constexpr int kOperands = Op::kInputs + 1;
+  constexpr int kElementBytes = int(sizeof(typename Op::Storage));
+  require_valid_layout(layout);
+  Pass<typename Op::Format, Op::kInputs> pass{};
+  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = in[k];
+  pass.out = out;
+  pass.n = layout.numel();
+  require_element_aligned(pass);
+  if (pass.n == 0) return;
+  const DeviceTraits& traits = device_traits(device);
+  const cudaStream_t stream = current_cuda_stream(device);
+  const int64_t length = layout.sizes[0];
+  const StridedLaunchPolicy policy =
+      choose_strided_launch_policy(traits, pass.n, length, kElementBytes, kOperands);
+  if (policy.per_element) {
+    if (fits_index32(layout, kOperands)) {
+      launch_strided_elements<Op, uint32_t>(pass, layout, policy.launch, stream);
+    } else {
+      launch_strided_elements<Op, uint64_t>(pass, layout, policy.launch, stream);
+    }
+    return;
+  }
+  const auto strided = strided_pass_of<Op, uint64_t>(pass, layout);
+  const RowTiling tiling{Divider64::of(uint64_t(policy.tiles_per_row)),
+                         uint64_t(pass.n / length) * uint64_t(policy.tiles_per_row)};
+  bool unit_inner_strides = true;
+  for (int k = 0; k < kOperands; ++k) {
+    unit_inner_strides = unit_inner_strides && layout.strides[k][0] == 1;
+  }
+  // The hint pairs the policy may choose, each a compiled kernel (as the dense pass).
+  const LaunchPolicy& launch = policy.launch;
+  if (launch.vectors_per_thread != kVectorsPerThread || launch.load_hint != launch.store_hint ||
+      launch.load_hint == CacheHint::kReadOnly) {
+    throw std::logic_error("relu: strided launch policy without a compiled kernel");
+  }
+  if (launch.load_hint == CacheHint::kStreaming) {
+    launch_strided_rows<Op, CacheHint::kStreaming, CacheHint::kStreaming>(
+        strided, tiling, unit_inner_strides, launch, stream);
+  } else {
+    launch_strided_rows<Op, CacheHint::kDefault, CacheHint::kDefault>(
+        strided, tiling, unit_inner_strides, launch, stream);
+  }
+}
+
+}  // namespace relu_kernel
