@@ -15,6 +15,11 @@ from ._ops import add_op_namespace_prefix, ops
 # Bound once: an OpOverload call skips the overload resolution of `ops.relu(...)`.
 _relu = ops.relu.default
 _relu_out = ops.relu_out.default
+# What an OpOverload call runs, minus its Python __call__ frame (`return self._op(*args)` on
+# torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x) of 1024 floats on the dev CPU (Zen 3;
+# benchmarks/abi_compare.py). Eager no-grad calls only: Dynamo traces OpOverloads, not these.
+_relu_eager = _relu._op
+_relu_out_eager = _relu_out._op
 _relu_backward = ops.relu_backward.default
 _is_grad_enabled = torch.is_grad_enabled
 # What torch.autograd.graph.increment_version calls, without its Python wrapper (a tuple of
@@ -166,6 +171,40 @@ def _relu_decomposed(x: torch.Tensor, out: Optional[torch.Tensor]) -> Optional[t
     return None
 
 
+def _relu_differentiable(x: torch.Tensor) -> torch.Tensor:
+    if x.requires_grad and x.dtype not in _GRADIENT_DTYPES:
+        # Caught here, not at backward time: torch lets float8 require grad.
+        raise TypeError(
+            f"relu: x ({x.dtype}) requires grad, but relu has a gradient for "
+            "float32, float16, bfloat16 and float64 only; call it on x.detach() "
+            "or under torch.no_grad()"
+        )
+    return _ReluFunction.apply(x)
+
+
+def _raise_out_requires_grad():
+    # torch's own wording for out= ops, so users see one message whichever relu they call.
+    raise RuntimeError(
+        "relu(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad."
+    )
+
+
+def _relu_traced(x: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+    """relu() while Dynamo traces it: the decomposition, else the op through its OpOverload
+    (what Dynamo can put in a graph)."""
+    decomposed = _relu_decomposed(x, out)
+    if decomposed is not None:
+        return decomposed
+    if out is None:
+        return _relu_differentiable(x) if _records_gradient(x) else _relu(x)
+    if _records_gradient(x, out):
+        _raise_out_requires_grad()
+    _relu_out(out, x)
+    _increment_version((out,))
+    return out
+
+
 def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """ReLU: ``out = x > 0 ? x : 0`` elementwise (NaN -> 0, -0.0 -> +0.0).
 
@@ -190,32 +229,17 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """
     try:
         if _is_dynamo_compiling():
-            # Inductor sees relu's definition and fuses it (see _relu_decomposed).
-            decomposed = _relu_decomposed(x, out)
-            if decomposed is not None:
-                return decomposed
+            return _relu_traced(x, out)
         # The gradient tests below are _records_gradient() written out: this is the path of
         # every eager call, and at small sizes a Python call is a measurable part of it
         # (benchmarks/abi_compare.py).
         if out is None:
             if (x.requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0:
-                if x.requires_grad and x.dtype not in _GRADIENT_DTYPES:
-                    # Caught here, not at backward time: torch lets float8 require grad.
-                    raise TypeError(
-                        f"relu: x ({x.dtype}) requires grad, but relu has a gradient for "
-                        "float32, float16, bfloat16 and float64 only; call it on x.detach() "
-                        "or under torch.no_grad()"
-                    )
-                return _ReluFunction.apply(x)
-            return _relu(x)
+                return _relu_differentiable(x)
+            return _relu_eager(x)
         if ((x.requires_grad or out.requires_grad) and _is_grad_enabled()) or forward_ad._current_level >= 0:
-            # torch's own wording for out= ops, so users see one message whichever relu
-            # they call.
-            raise RuntimeError(
-                "relu(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad."
-            )
-        _relu_out(out, x)
+            _raise_out_requires_grad()
+        _relu_out_eager(out, x)
         # Writing into out bumps its version counter, as torch's out= ops do: a tensor
         # autograd saved and then overwritten must make backward raise, not use new values.
         _increment_version((out,))
