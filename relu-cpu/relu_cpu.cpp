@@ -28,6 +28,13 @@ using namespace relu_kernel;
 // 256 KiB 1.15x / 1.14x, 512 KiB 1.53x / 1.42x. So 256 KiB, the first size that gains.
 constexpr int64_t kGrainBytes = 256 * 1024;
 
+// Vector-loop unroll (a study knob: benchmarks/cpu_band.py compiles 1, 2 and 4).
+#ifndef RELU_CPU_UNROLL
+#define RELU_CPU_UNROLL 1
+#endif
+#define RELU_PRAGMA(text) _Pragma(#text)
+#define RELU_UNROLL(count) RELU_PRAGMA(GCC unroll count)
+
 template <typename Fmt>
 __attribute__((always_inline)) inline void forward_span(const typename Fmt::Storage* in,
                                                         typename Fmt::Storage* out,
@@ -35,6 +42,7 @@ __attribute__((always_inline)) inline void forward_span(const typename Fmt::Stor
   // in == out (in place) is allowed: element i is read before it is written, and no
   // element depends on another, which is exactly what ivdep promises.
 #pragma GCC ivdep
+  RELU_UNROLL(RELU_CPU_UNROLL)
   for (int64_t i = 0; i < n; ++i) out[i] = relu_element<Fmt>(in[i]);
 }
 
@@ -44,6 +52,7 @@ __attribute__((always_inline)) inline void backward_span(const typename Fmt::Sto
                                                          typename Fmt::Storage* grad_in,
                                                          int64_t n) {
 #pragma GCC ivdep
+  RELU_UNROLL(RELU_CPU_UNROLL)
   for (int64_t i = 0; i < n; ++i) grad_in[i] = relu_backward_element<Fmt>(grad[i], result[i]);
 }
 
