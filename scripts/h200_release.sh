@@ -14,6 +14,10 @@
 #   compile  torch.compile blocks (benchmarks/compile_blocks.py)           -> compile-blocks/
 #   dtypes   float8 / wide unsigned vs the upcast path (new_dtypes.py)     -> new-dtypes/
 #   sweep    like-for-like sweep subset (sweep.py, $RELU_SWEEP_ARGS)       -> like-for-like/
+#   views    non-dense views vs torch, GPU time (benchmarks/views.py)       -> views/
+#   cpuband  the host CPU: why the loop trails torch (cpu_band.py)         -> cpu-<isa>/band.json
+#   cpusweep the host CPU: like-for-like sweep ($RELU_CPU_SWEEP_ARGS)      -> cpu-<isa>/sweep.json
+#   cpuviews the host CPU: views vs torch (views.py --device cpu)          -> cpu-<isa>/views.json
 # Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
 # it measured (the device returns at most 8 files).
 set -uo pipefail
@@ -26,10 +30,12 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   python3 -c 'import torch, kernels; print("torch", torch.__version__, "kernels", kernels.__version__)'
   sha256sum relu-build/build/*/*.so
+  lscpu | grep -E "Model name|^CPU\(s\)|L2|L3"; grep -o -w -E "avx512(f|bw|vl|dq)|avx2" /proc/cpuinfo | sort -u | tr '\n' ' '
 } > "$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 kernel=relu-build/build/torch-stable-abi211-cu130-x86_64-linux
 stages=${RELU_H200_STAGES:-tests bench compare}
+cpu_dir() { grep -q -w avx512bw /proc/cpuinfo && echo cpu-avx512 || echo cpu-avx2; }
 wants() { [[ " $stages " == *" $1 "* ]]; }
 
 if wants compare; then  # the baseline (sm_90 only) builds while the suite runs
@@ -57,6 +63,15 @@ for stage in $stages; do
     # sweep.py loads the checkout's build/: the release binaries, unchanged.
     sweep) mkdir -p build && cp -r relu-build/build/. build/ &&
            python3 benchmarks/sweep.py --device cuda ${RELU_SWEEP_ARGS:-} --out "$OUT/like-for-like" 2>&1 | tail -5 ;;
+    views) mkdir -p build && cp -r relu-build/build/. build/ &&
+           python3 benchmarks/views.py --device cuda --out "$OUT/views" 2>&1 | tail -40 ;;
+    # The host's CPU, named by its ISA (the same binaries; the study compiles its own variants).
+    cpuband) python3 benchmarks/cpu_band.py ${RELU_CPU_BAND_ARGS:-} --out "$OUT/$(cpu_dir)/band.json" 2>&1 | tail -80 ;;
+    cpusweep) mkdir -p build && cp -r relu-build/build/. build/ &&
+              python3 benchmarks/sweep.py --device cpu ${RELU_CPU_SWEEP_ARGS:-} --out "$OUT/$(cpu_dir)" 2>&1 | tail -3 &&
+              python3 benchmarks/report.py "$OUT/$(cpu_dir)/sweep.json" > "$OUT/$(cpu_dir)/report.md" ;;
+    cpuviews) mkdir -p build && cp -r relu-build/build/. build/ &&
+              python3 benchmarks/views.py --device cpu --out "$OUT/$(cpu_dir)" 2>&1 | tail -40 ;;
   esac
   echo "$stage: $((SECONDS - start)) s"
 done
