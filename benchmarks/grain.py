@@ -32,11 +32,15 @@ KiB, MiB = 1024, 1024**2
 NEVER_SPLIT = 1 << 62
 
 SOURCE = r"""
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
 #include "relu-cpu/relu_cpu.cpp"
 
 namespace {
 void relu_grain(at::Tensor& out, const at::Tensor& x, int64_t grain_bytes) {
-  relu_flat_cpu_with_grain(x, out, grain_bytes);
+  relu_flat_cpu_with_grain(static_cast<relu_kernel::ScalarType>(x.scalar_type()), x.const_data_ptr(),
+                           out.mutable_data_ptr(), x.numel(), grain_bytes);
 }
 }  // namespace
 
@@ -62,7 +66,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "cpu" / "grain.json")
     args = parser.parse_args()
 
-    load_inline(name="relu_grain_study", cpp_sources=[SOURCE], extra_cflags=["-O3", "-DCPU_KERNEL"],
+    load_inline(name="relu_grain_study", cpp_sources=[SOURCE], extra_cflags=["-O3", "-std=c++20", "-DCPU_KERNEL"],
                 extra_include_paths=[str(ROOT)], no_implicit_headers=True, is_python_module=False)
     op = torch.ops.relu_grain_study.relu_grain
     sizes = [16 * KiB * 2**i for i in range(10)]  # 16 KiB .. 8 MiB

@@ -26,10 +26,16 @@ OUT = ROOT / "results" / "cpu" / "vector_width.json"
 KiB, MiB = 1024, 1024**2
 
 SOURCE = r"""
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
 #include "relu-cpu/relu_cpu.cpp"
 
 namespace {
-void relu_width(at::Tensor& out, const at::Tensor& x) { relu_flat_cpu(x, out); }
+void relu_width(at::Tensor& out, const at::Tensor& x) {
+  relu_flat_cpu(static_cast<relu_kernel::ScalarType>(x.scalar_type()), x.const_data_ptr(),
+                out.mutable_data_ptr(), x.numel());
+}
 std::string isa() { return relu_cpu_isa(); }
 }  // namespace
 
@@ -44,7 +50,7 @@ TORCH_LIBRARY_IMPL(NAMESPACE, CPU, m) { m.impl("relu", &relu_width); }
 def build(bits: int):
     name = f"relu_width_{bits}"
     load_inline(name=name, cpp_sources=[SOURCE.replace("NAMESPACE", name)],
-                extra_cflags=["-O3", "-DCPU_KERNEL", f'-DRELU_AVX512_VECTOR_BITS=\\"{bits}\\"'],
+                extra_cflags=["-O3", "-std=c++20", "-DCPU_KERNEL", f'-DRELU_AVX512_VECTOR_BITS=\\"{bits}\\"'],
                 extra_include_paths=[str(ROOT)], no_implicit_headers=True, is_python_module=False)
     return getattr(torch.ops, name)
 

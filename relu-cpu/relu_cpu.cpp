@@ -21,12 +21,14 @@ namespace {
 
 using namespace relu_kernel;
 
-// Elements per parallel task, as bytes of input. Below this a tensor runs on the calling
-// thread: waking the pool costs more than it saves. Measured on the 2-core dev machine
-// (results/cpu/grain.json, `python benchmarks/grain.py`, PERFORMANCE.md "CPU grain size"):
-// split over 2 threads vs. serial, hot buffers: 128 KiB 0.96x (float32) / 0.82x (int8),
-// 256 KiB 1.15x / 1.14x, 512 KiB 1.53x / 1.42x. So 256 KiB, the first size that gains.
-constexpr int64_t kGrainBytes = 256 * 1024;
+// Bytes of input per parallel task. A tensor is split over torch's intra-op pool only when
+// it makes at least two such tasks; smaller ones run on the calling thread, where waking the
+// pool costs more than it saves. Measured by benchmarks/cpu_band.py (hot buffers, 2
+// threads; results/cpu-avx2/band.json, AMD EPYC Zen 3, AVX2): float32 at 256 KiB took
+// 15.7 us on one thread and 12.7 us as two tasks of 128 KiB (torch.clamp_min(out=) 12.6);
+// at 128 KiB two tasks of 64 KiB gained nothing (8.4 against 8.6 us); int8 and bfloat16 alike.
+// Until then the constant was 256 KiB per task, so 256-511 KiB ran on one thread.
+constexpr int64_t kGrainBytes = 128 * 1024;
 
 // Vector-loop unroll (a study knob: benchmarks/cpu_band.py compiles 1, 2 and 4).
 #ifndef RELU_CPU_UNROLL
@@ -219,14 +221,14 @@ auto backward_span_for_isa() {
 }
 
 // Runs span(begin, end) over [0, n), split into tasks of at least grain_bytes over torch's
-// intra-op pool; below one grain, on this thread. torch::stable::parallel_for calls
+// intra-op pool; below two grains, on this thread. torch::stable::parallel_for calls
 // at::parallel_for inside libtorch, compiled with torch's OpenMP: this file needs no
 // -fopenmp (at::parallel_for compiled here without it silently ran serially, measured with
 // benchmarks/grain.py on the full-ABI build).
 template <typename Span>
 void run_split(int64_t n, int64_t element_bytes, int64_t grain_bytes, const Span& span) {
   const int64_t grain = std::max<int64_t>(1, grain_bytes / element_bytes);
-  if (n < grain) {
+  if (n < 2 * grain) {
     span(0, n);  // the common small call: no shim call at all
     return;
   }

@@ -140,10 +140,9 @@ inline LaunchPolicy choose_scalar_launch_policy(const DeviceTraits& device, int6
   return policy;
 }
 
-// ---- Strided passes (strided.cuh): operands that are not one dense block each. NOT YET
-// MEASURED: every choice below carries the dense pass's measurements over or is reasoned from
-// the hardware, until an H200 run of the views it serves (a chunk x[:, :n], x[:, ::2], a
-// transposed slice, a 3-D permute, x[..., 1::3]) tunes it.
+// ---- Strided passes (strided.cuh): operands that are not one dense block each. Only the
+// short-row threshold is measured (one H200 run of benchmarks/views.py); the other choices
+// carry the dense pass's measurements over or are reasoned from the hardware.
 
 // A row kernel's block moves one tile of a row: kVectorsPerThread 16-byte units per thread
 // (vectors where the row is dense and aligned alike, else as many elements). Blocks shrink to
@@ -151,13 +150,14 @@ inline LaunchPolicy choose_scalar_launch_policy(const DeviceTraits& device, int6
 // blocks of 64 threads = 2048 threads on capabilities 8.0 and 9.0; 24 of 64 = 1536 on 8.9).
 constexpr int kMinRowThreads = 64;
 
-// A row shorter than one warp of 16-byte units (512 bytes: 128 float32, 512 int8 elements)
-// would leave most of even a 64-thread block idle and its SM with few bytes in flight (rows
-// of 256 bytes: 32 blocks * 256 bytes = 8 KiB per SM, against the ~22 KiB that 4.8 TB/s
-// needs over 132 SMs at an estimated 600 ns of latency). Such passes (a permute whose inner
-// run is short) go one element per thread instead, each element's offsets found from its
-// linear index.
-constexpr int64_t kShortRowBytes = int64_t(32) * kVectorBytes;
+// Rows shorter than 2 KiB (a 128-thread block of 16-byte units) go one element per thread,
+// each element's offsets found from its linear index. Measured on the H200
+// (results/h200/views/, benchmarks/views.py, 8192 x 16384 source): a 3-D permute whose rows
+// are 192 elements ran at 0.98x torch in float32 (768-byte rows: row-kernel blocks of 64
+// threads, 16 of them idle, one small block per row) and at 1.23x (bfloat16, 384 bytes) and
+// 1.18x (int8, 192 bytes) through the per-element kernel. Rows of 2 KiB and more fill blocks
+// of at least 128 threads. Between 768 bytes and 2 KiB the threshold is reasoned, not measured.
+constexpr int64_t kShortRowBytes = int64_t(128) * kVectorBytes;
 
 // Elements per thread whose loads are issued together where a kernel moves single elements
 // and has few registers to spare: the per-element kernel, and the rows of the row kernel's

@@ -5,7 +5,7 @@
 // Read this first. TensorIterator (torch.relu on such views) finds each element's offsets
 // from its linear index, one division per dimension per element, and moves one element per
 // access. Here a row, the layout's dimension 0, is the unit instead:
-//   - row kernel (rows of at least 512 bytes): a block per tile of one row. One division per
+//   - row kernel (rows of at least 2 KiB): a block per tile of one row. One division per
 //     block finds the row, a loop over the outer dimensions its offsets (strided_index.h);
 //     inside the row, offsets are i * stride. Then, row by row (a chunk's rows can start at
 //     different misalignments):

@@ -75,12 +75,13 @@ def from_shape(name: str, shape: tuple, fn: Callable, repeats_elements: bool = F
     return View(name, math.prod(shape), lambda s: fn(s.view(shape)), repeats_elements)
 
 
-# The views of a 2-D source, small (37 x 70) and large (300 x 2050: every view past the
+# The views of a 2-D source, small (37 x 70) and large (300 x 4098: every view past the
 # CPU's 256 KiB task grain in every dtype here, in rows of odd length, so that the work is
-# split between threads mid-row), plus a 3-D permuted slice, a column and expand()ed rows
+# split between threads mid-row; rows of 2 KiB and more in every dtype, so that CUDA runs its
+# row kernel, with row starts misaligned differently from row to row), plus a 3-D permuted slice, a column and expand()ed rows
 # and columns.
 R, C = 37, 70
-BR, BC = 300, 2050
+BR, BC = 300, 4098
 NAMED_VIEWS = {
     "chunk0": from_shape("chunk0", (R, C), lambda s: s.chunk(2, dim=-1)[0]),
     "chunk1": from_shape("chunk1", (R, C), lambda s: s.chunk(2, dim=-1)[1]),
