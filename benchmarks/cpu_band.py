@@ -8,9 +8,9 @@ medians of the repeats.
 
 What varies, one knob at a time:
   - the vector loop: RELU_CPU_UNROLL = 1, 2, 4 (vectors per loop trip), each with the
-    shipped task size;
-  - the task size: the unroll picked by --unroll with tasks of 64, 128 and 256 KiB, and with
-    no split at all ("serial");
+    shipped split (kSplitBytes, kTaskBytes);
+  - the split: the unroll picked by --unroll, split from 2 tasks' worth in tasks of 64, 128
+    and 256 KiB ("task N KiB"), and with no split at all ("serial");
   - the threads: every peer with torch's intra-op pool at 1 thread and at its default, so the
     loop alone (1 thread) is told apart from the split (default).
 Each variant is the package's own source built into a small extension (load_inline), so what
@@ -45,15 +45,16 @@ SOURCE = r"""
 #include "relu-cpu/relu_cpu.cpp"
 
 namespace {
-void relu_study(at::Tensor& out, const at::Tensor& x, int64_t grain_bytes) {
-  relu_flat_cpu_with_grain(static_cast<relu_kernel::ScalarType>(x.scalar_type()),
-                           x.const_data_ptr(), out.mutable_data_ptr(), x.numel(), grain_bytes);
+void relu_study(at::Tensor& out, const at::Tensor& x, int64_t split_bytes, int64_t task_bytes) {
+  relu_flat_cpu_with_split(static_cast<relu_kernel::ScalarType>(x.scalar_type()),
+                           x.const_data_ptr(), out.mutable_data_ptr(), x.numel(), split_bytes,
+                           task_bytes);
 }
 std::string isa() { return relu_cpu_isa(); }
 }  // namespace
 
 TORCH_LIBRARY(NAMESPACE, m) {
-  m.def("relu(Tensor(a!) out, Tensor x, int grain_bytes) -> ()");
+  m.def("relu(Tensor(a!) out, Tensor x, int split_bytes, int task_bytes) -> ()");
   m.def("isa() -> str", &isa);
 }
 TORCH_LIBRARY_IMPL(NAMESPACE, CPU, m) { m.impl("relu", &relu_study); }
@@ -68,10 +69,15 @@ def build(unroll: int):
     return getattr(torch.ops, name)
 
 
-def shipped_grain_bytes() -> int:
+def shipped_bytes(name: str) -> int:
+    """A constant of relu_cpu.cpp, e.g. kSplitBytes = 256 * 1024."""
     text = (ROOT / "relu-cpu" / "relu_cpu.cpp").read_text()
-    line = next(l for l in text.splitlines() if l.startswith("constexpr int64_t kGrainBytes"))
-    return eval(line.split("=", 1)[1].strip().rstrip(";"))  # e.g. "256 * 1024"
+    line = next(l for l in text.splitlines() if l.startswith(f"constexpr int64_t {name} "))
+    factors = line.split("=", 1)[1].strip().rstrip(";").split("*")
+    product = 1
+    for factor in factors:
+        product *= int(factor)
+    return product
 
 
 def per_call(fn, calls: int) -> float:
@@ -115,11 +121,11 @@ def main() -> None:
     study_unroll = args.unroll or max(args.unrolls)
     isa = builds[study_unroll].isa()
     out = args.out or ROOT / "results" / f"cpu-{isa}" / "band.json"
-    shipped = shipped_grain_bytes()
+    shipped = (shipped_bytes("kSplitBytes"), shipped_bytes("kTaskBytes"))
     default_threads = torch.get_num_threads()
     meta = dict(command="python benchmarks/cpu_band.py " + " ".join(sys.argv[1:]), cpu=cpu_model(), isa=isa,
                 threads_default=default_threads, torch=torch.__version__, git=git_revision(),
-                shipped_grain_bytes=shipped, study_unroll=study_unroll, loadavg_start=os.getloadavg(),
+                shipped_split_bytes=shipped[0], shipped_task_bytes=shipped[1], study_unroll=study_unroll, loadavg_start=os.getloadavg(),
                 date_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"))
     print(f"{meta['cpu']}, {isa}, torch {torch.__version__}, threads 1 and {default_threads}; "
           f"us per call, medians of {args.repeats}")
@@ -132,12 +138,12 @@ def main() -> None:
                 x = random_tensor(kib * KiB // dtype.itemsize, dtype)
                 o = torch.empty_like(x)
                 expected = torch.where(x > 0, x, torch.zeros((), dtype=dtype))
-                peers = {f"unroll{u}": (lambda op=op: op.relu(o, x, shipped)) for u, op in builds.items()}
+                peers = {f"unroll{u}": (lambda op=op: op.relu(o, x, *shipped)) for u, op in builds.items()}
                 study = builds[study_unroll]
                 if threads > 1:
-                    peers |= {f"unroll{study_unroll} task {g} KiB": (lambda g=g: study.relu(o, x, g * KiB))
+                    peers |= {f"unroll{study_unroll} task {g} KiB": (lambda g=g: study.relu(o, x, 2 * g * KiB, g * KiB))
                               for g in args.grains_kib}
-                    peers[f"unroll{study_unroll} serial"] = lambda: study.relu(o, x, NEVER_SPLIT)
+                    peers[f"unroll{study_unroll} serial"] = lambda: study.relu(o, x, NEVER_SPLIT, NEVER_SPLIT)
                 peers["clamp_min(out=)"] = lambda: torch.clamp_min(x, 0, out=o)
                 peers["copy_"] = lambda: o.copy_(x)
                 for label, fn in peers.items():

@@ -1,5 +1,6 @@
-"""Measures the CPU grain size (kGrainBytes in relu-cpu/relu_cpu.cpp): from which tensor size
-does splitting the work over the intra-op pool beat running it on the calling thread?
+"""Measures from which tensor size splitting the work over the intra-op pool beats running it
+on the calling thread (kSplitBytes in relu-cpu/relu_cpu.cpp; benchmarks/cpu_band.py measures
+the task size beside it).
 
     python benchmarks/grain.py            # -> results/cpu/grain.json and a table
 
@@ -39,8 +40,9 @@ SOURCE = r"""
 
 namespace {
 void relu_grain(at::Tensor& out, const at::Tensor& x, int64_t grain_bytes) {
-  relu_flat_cpu_with_grain(static_cast<relu_kernel::ScalarType>(x.scalar_type()), x.const_data_ptr(),
-                           out.mutable_data_ptr(), x.numel(), grain_bytes);
+  // Split from one grain, in tasks of one grain.
+  relu_flat_cpu_with_split(static_cast<relu_kernel::ScalarType>(x.scalar_type()), x.const_data_ptr(),
+                           out.mutable_data_ptr(), x.numel(), grain_bytes, grain_bytes);
 }
 }  // namespace
 

@@ -21,14 +21,20 @@ namespace {
 
 using namespace relu_kernel;
 
-// Bytes of input per parallel task. A tensor is split over torch's intra-op pool only when
-// it makes at least two such tasks; smaller ones run on the calling thread, where waking the
-// pool costs more than it saves. Measured by benchmarks/cpu_band.py (hot buffers, 2
-// threads; results/cpu-avx2/band.json, AMD EPYC Zen 3, AVX2): float32 at 256 KiB took
-// 15.7 us on one thread and 12.7 us as two tasks of 128 KiB (torch.clamp_min(out=) 12.6);
-// at 128 KiB two tasks of 64 KiB gained nothing (8.4 against 8.6 us); int8 and bfloat16 alike.
-// Until then the constant was 256 KiB per task, so 256-511 KiB ran on one thread.
-constexpr int64_t kGrainBytes = 128 * 1024;
+// When a pass is split over torch's intra-op pool, and into what. Below kSplitBytes of input
+// it runs on the calling thread, where waking the pool costs more than it saves; from there,
+// in tasks of at least kTaskBytes. Measured by benchmarks/cpu_band.py (hot buffers, float32,
+// bfloat16, int8; PERFORMANCE.md "CPU: task sizes") on both CPU kinds this package is run on:
+//  - AMD EPYC Zen 3, AVX2, 2 threads (results/cpu-avx2/band.json): float32 at 256 KiB took
+//    15.7 us on one thread, 12.7 as two tasks (clamp_min(out=) 12.6); at 128 KiB two tasks
+//    gained nothing (8.4 against 8.6 us).
+//  - Intel Xeon (the H200 host), AVX-512, 16 threads (results/h200/cpu-avx512/band.json):
+//    a 128 KiB tensor split in two lost (bfloat16 9.3 against 5.6 us serial, int8 10.6
+//    against 8.1); from 256 KiB, tasks of 64 KiB beat tasks of 128 KiB (int8 at 512 KiB: 9.2
+//    against 10.9 us; clamp_min(out=) 9.2).
+// Until then one constant, 256 KiB, served as both, so 256-511 KiB ran on one thread.
+constexpr int64_t kSplitBytes = 256 * 1024;
+constexpr int64_t kTaskBytes = 64 * 1024;
 
 // Vector-loop unroll (a study knob: benchmarks/cpu_band.py compiles 1, 2 and 4).
 #ifndef RELU_CPU_UNROLL
@@ -220,23 +226,23 @@ auto backward_span_for_isa() {
   return span;
 }
 
-// Runs span(begin, end) over [0, n), split into tasks of at least grain_bytes over torch's
-// intra-op pool; below two grains, on this thread. torch::stable::parallel_for calls
+// Runs span(begin, end) over [0, n): on this thread below split_bytes of input, else over
+// torch's intra-op pool in tasks of at least task_bytes. torch::stable::parallel_for calls
 // at::parallel_for inside libtorch, compiled with torch's OpenMP: this file needs no
 // -fopenmp (at::parallel_for compiled here without it silently ran serially, measured with
 // benchmarks/grain.py on the full-ABI build).
 template <typename Span>
-void run_split(int64_t n, int64_t element_bytes, int64_t grain_bytes, const Span& span) {
-  const int64_t grain = std::max<int64_t>(1, grain_bytes / element_bytes);
-  if (n < 2 * grain) {
+void run_split(int64_t n, int64_t element_bytes, int64_t split_bytes, int64_t task_bytes,
+               const Span& span) {
+  if (n < split_bytes / element_bytes) {
     span(0, n);  // the common small call: no shim call at all
     return;
   }
-  torch::stable::parallel_for(0, n, grain, span);
+  torch::stable::parallel_for(0, n, std::max<int64_t>(1, task_bytes / element_bytes), span);
 }
 
 // Runs row(offsets, n) over every element of `layout`, in the order its dimensions give
-// (dimension 0 innermost), split like run_split into tasks of whole grains of elements: a
+// (dimension 0 innermost), split like run_split into tasks of kTaskBytes or more: a
 // task starts anywhere in a row, finds its multi-index by division once, then steps through
 // rows carrying like an odometer. `offsets` holds each operand's element offset of the row's
 // first element; the row runs n elements along dimension 0.
@@ -268,20 +274,20 @@ void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& 
       }
     }
   };
-  run_split(layout.numel(), element_bytes, kGrainBytes, task);
+  run_split(layout.numel(), element_bytes, kSplitBytes, kTaskBytes, task);
 }
 
-// relu_flat_cpu with the task size as a parameter: benchmarks/grain.py compiles this file
-// into an extension of its own and calls this to measure kGrainBytes.
-void relu_flat_cpu_with_grain(ScalarType dtype, const void* in, void* out, int64_t n,
-                              int64_t grain_bytes) {
+// relu_flat_cpu with the split as parameters: benchmarks/cpu_band.py and grain.py compile
+// this file into extensions of their own and call this to measure kSplitBytes and kTaskBytes.
+void relu_flat_cpu_with_split(ScalarType dtype, const void* in, void* out, int64_t n,
+                              int64_t split_bytes, int64_t task_bytes) {
   visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto span = forward_span_for_isa<Fmt>();
     const auto* src = static_cast<const Storage*>(in);
     auto* dst = static_cast<Storage*>(out);
-    run_split(n, sizeof(Storage), grain_bytes,
+    run_split(n, sizeof(Storage), split_bytes, task_bytes,
               [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
   });
 }
@@ -291,7 +297,7 @@ void relu_flat_cpu_with_grain(ScalarType dtype, const void* in, void* out, int64
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
 void relu_flat_cpu(ScalarType dtype, const void* in, void* out, int64_t n) {
-  relu_flat_cpu_with_grain(dtype, in, out, n, kGrainBytes);
+  relu_flat_cpu_with_split(dtype, in, out, n, kSplitBytes, kTaskBytes);
 }
 
 void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const StridedLayout& layout) {
@@ -347,7 +353,7 @@ void relu_backward_flat_cpu(ScalarType dtype, const void* grad_out, const void* 
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* res = static_cast<const Storage*>(result);
     auto* dst = static_cast<Storage*>(grad_in);
-    run_split(n, sizeof(Storage), kGrainBytes, [&](int64_t begin, int64_t end) {
+    run_split(n, sizeof(Storage), kSplitBytes, kTaskBytes, [&](int64_t begin, int64_t end) {
       span(grad + begin, res + begin, dst + begin, end - begin);
     });
   });

@@ -18,6 +18,7 @@
 #   cpuband  the host CPU: why the loop trails torch (cpu_band.py)         -> cpu-<isa>/band.json
 #   cpusweep the host CPU: like-for-like sweep ($RELU_CPU_SWEEP_ARGS)      -> cpu-<isa>/sweep.json
 #   cpuviews the host CPU: views vs torch (views.py --device cpu)          -> cpu-<isa>/views.json
+#   cpucall  the host CPU: a small call's layers (call_path.py)            -> cpu-<isa>/call_path.json
 # Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
 # it measured (the device returns at most 8 files).
 set -uo pipefail
@@ -70,6 +71,8 @@ for stage in $stages; do
     cpusweep) mkdir -p build && cp -r relu-build/build/. build/ &&
               python3 benchmarks/sweep.py --device cpu ${RELU_CPU_SWEEP_ARGS:-} --out "$OUT/$(cpu_dir)" 2>&1 | tail -3 &&
               python3 benchmarks/report.py "$OUT/$(cpu_dir)/sweep.json" > "$OUT/$(cpu_dir)/report.md" ;;
+    cpucall) python3 benchmarks/call_path.py --kernel relu-build/build/torch-stable-abi211-cpu-x86_64-linux \
+               --out "$OUT/$(cpu_dir)/call_path.json" 2>&1 | tail -30 ;;
     cpuviews) mkdir -p build && cp -r relu-build/build/. build/ &&
               python3 benchmarks/views.py --device cpu --out "$OUT/$(cpu_dir)" 2>&1 | tail -40 ;;
   esac
