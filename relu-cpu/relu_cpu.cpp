@@ -38,7 +38,7 @@ constexpr int64_t kTaskBytes = 64 * 1024;
 
 // Vector-loop unroll (a study knob: benchmarks/cpu_band.py compiles 1, 2 and 4).
 #ifndef RELU_CPU_UNROLL
-#define RELU_CPU_UNROLL 1
+#define RELU_CPU_UNROLL 2
 #endif
 #define RELU_PRAGMA(text) _Pragma(#text)
 #define RELU_UNROLL(count) RELU_PRAGMA(GCC unroll count)
