@@ -4,7 +4,8 @@
 #   scripts/bench.sh --quick              # a short smoke run
 #   scripts/bench.sh --device cuda        # GPU machine: the full sweep (default there)
 # Extra arguments go to benchmarks/sweep.py. Writes results/<device>/: kernels-benchmark.json
-# (`kernels benchmark .`), sweep.json, report.md (tables and targets) and sweep_<mode>.png.
+# (`kernels benchmark .`), sweep.json, report.md (tables and targets), sweep_<mode>.png, and
+# views/views.{json,md} (non-dense views against torch, benchmarks/views.py; --quick: its smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -41,4 +42,8 @@ mkdir -p "$out_dir"
 "$PYTHON" benchmarks/sweep.py --device "$device" "$@"
 "$PYTHON" benchmarks/report.py "$out_dir/sweep.json" > "$out_dir/report.md"
 "$PYTHON" benchmarks/plot.py "$out_dir/sweep.json" || echo "warning: plots not rendered" >&2
+views_args=()
+for arg in "$@"; do [ "$arg" = --quick ] && views_args+=(--quick); done
+mkdir -p "$out_dir/views"
+"$PYTHON" benchmarks/views.py --device "$device" ${views_args[@]+"${views_args[@]}"} --out "$out_dir/views" | tee "$out_dir/views/views.md"
 echo "results in $out_dir: report.md has the tables and the targets" >&2
