@@ -19,26 +19,18 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import cpu_model, git_revision  # noqa: E402
+from sweep import CallSampler, cpu_model, git_revision, interleaved  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def default_kernel() -> Path:
     return next((ROOT / "build").glob("torch-stable-abi*-cpu-*"))
-
-
-def per_call(fn, calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls
 
 
 def main() -> None:
@@ -79,12 +71,8 @@ def main() -> None:
         }
         for fn in peers.values():
             fn()
-        samples = {k: [] for k in peers}
-        order = list(peers)
-        for r in range(args.repeats):
-            for k in (order if r % 2 == 0 else reversed(order)):
-                samples[k].append(per_call(peers[k], args.calls) * 1e6)
-        us = {k: statistics.median(v) for k, v in samples.items()}
+        samples = interleaved({k: CallSampler(fn, args.calls) for k, fn in peers.items()}, args.repeats)
+        us = {k: statistics.median(v) * 1e6 for k, v in samples.items()}
         rows.append(dict(numel=numel, bytes=numel * 4, us=us))
         print(f"float32 x {numel} ({numel * 4 // 1024} KiB):")
         for k, v in us.items():

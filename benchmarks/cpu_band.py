@@ -25,14 +25,13 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 from torch.utils.cpp_extension import load_inline
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import cpu_model, git_revision  # noqa: E402
+from sweep import CallSampler, cpu_model, git_revision, interleaved  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 KiB, MiB = 1024, 1024**2
@@ -80,23 +79,13 @@ def shipped_bytes(name: str) -> int:
     return product
 
 
-def per_call(fn, calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls
-
-
 def measure(peers: dict, repeats: int, sample_s: float) -> dict[str, float]:
-    for fn in peers.values():
-        fn()
-    calls = {k: max(1, int(sample_s / per_call(fn, 10))) for k, fn in peers.items()}
-    samples = {k: [] for k in peers}
-    order = list(peers)
-    for r in range(repeats):
-        for k in (order if r % 2 == 0 else reversed(order)):
-            samples[k].append(per_call(peers[k], calls[k]))
-    return {k: statistics.median(v) * 1e6 for k, v in samples.items()}
+    """Median microseconds per call of each peer, interleaved, each sample about sample_s."""
+    samplers = {k: CallSampler(fn, 10) for k, fn in peers.items()}
+    for sampler in samplers.values():
+        sampler.fn()
+        sampler.calls = max(1, int(sample_s / sampler.sample()))
+    return {k: statistics.median(v) * 1e6 for k, v in interleaved(samplers, repeats).items()}
 
 
 def random_tensor(numel: int, dtype: torch.dtype) -> torch.Tensor:

@@ -365,6 +365,21 @@ class GraphSampler:
         return self.start.elapsed_time(self.end) * 1e-3 / self.calls
 
 
+class CallSampler:
+    """Per-call seconds of `calls` back-to-back calls of a function of no arguments,
+    host-timed: the CPU studies' sampler (benchmarks/cpu_band.py, call_path.py)."""
+
+    def __init__(self, fn, calls: int):
+        self.fn, self.calls = fn, calls
+
+    def sample(self) -> float:
+        fn = self.fn
+        start = time.perf_counter()
+        for _ in range(self.calls):
+            fn()
+        return (time.perf_counter() - start) / self.calls
+
+
 def interleaved(samplers: dict, repeats: int) -> dict[str, list[float]]:
     names = list(samplers)
     samples = {n: [] for n in names}

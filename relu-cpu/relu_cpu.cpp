@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
 #include "relu-common/relu_element.h"
@@ -24,7 +23,8 @@ using namespace relu_kernel;
 // When a pass is split over torch's intra-op pool, and into what. Below kSplitBytes of input
 // it runs on the calling thread, where waking the pool costs more than it saves; from there,
 // in tasks of at least kTaskBytes. Measured by benchmarks/cpu_band.py (hot buffers, float32,
-// bfloat16, int8; PERFORMANCE.md "CPU: task sizes") on both CPU kinds this package is run on:
+// bfloat16, int8; PERFORMANCE.md "Why the L2/L3 band lost") on both CPU kinds this package
+// is run on:
 //  - AMD EPYC Zen 3, AVX2, 2 threads (results/cpu-avx2/band.json): float32 at 256 KiB took
 //    15.7 us on one thread, 12.7 as two tasks (clamp_min(out=) 12.6); at 128 KiB two tasks
 //    gained nothing (8.4 against 8.6 us).
@@ -36,7 +36,13 @@ using namespace relu_kernel;
 constexpr int64_t kSplitBytes = 256 * 1024;
 constexpr int64_t kTaskBytes = 64 * 1024;
 
-// Vector-loop unroll (a study knob: benchmarks/cpu_band.py compiles 1, 2 and 4).
+// Vectors per loop trip. 2: with both threads busy, float32 at 1-4 MiB ran 1.3-1.4x faster
+// than with 1 (AVX2 Zen 3, one process, interleaved: 1 MiB 22.3 against 29.0 us, 4 MiB 72.5
+// against 101.9, clamp_min(out=) 22.1 and 74.8; results/cpu-avx2/band-unroll.json), and on
+// the 16-thread AVX-512 Xeon bfloat16 and int8 at 512 KiB-1 MiB ran 8-11% faster
+// (results/h200/cpu-avx512/band.json); 4 gained nothing over 2, and one thread saw no
+// difference. An earlier Zen 3 run (results/cpu-avx2/band.json) saw none either way: the
+// 2-core VM's L3 band moves between runs. benchmarks/cpu_band.py compiles 1, 2 and 4.
 #ifndef RELU_CPU_UNROLL
 #define RELU_CPU_UNROLL 2
 #endif
@@ -109,7 +115,8 @@ void backward_strided_row(const typename Fmt::Storage* grad, int64_t grad_stride
                           typename Fmt::Storage* grad_in, int64_t grad_in_stride, int64_t n) {
   using Bits = ElementBits<Fmt>;
   for (int64_t i = 0; i < n; ++i) {
-    const Bits keep = Bits(Bits(0) - Bits(relu_lanes<Fmt>(bits_of<Fmt>(result[i * result_stride])) != 0));
+    const Bits result_bits = relu_lanes<Fmt>(bits_of<Fmt>(result[i * result_stride]));
+    const Bits keep = Bits(Bits(0) - Bits(result_bits != 0));  // all ones where result > 0
     grad_in[i * grad_in_stride] = element_of<Fmt>(Bits(bits_of<Fmt>(grad[i * grad_stride]) & keep));
   }
 }
@@ -323,24 +330,20 @@ void relu_backward_strided_cpu(ScalarType dtype, const void* grad_out, const voi
   visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    if constexpr (Fmt::kHasGradient) {
-      const auto span = backward_span_for_isa<Fmt>();
-      const auto* grad = static_cast<const Storage*>(grad_out);
-      const auto* res = static_cast<const Storage*>(result);
-      auto* dst = static_cast<Storage*>(grad_in);
-      const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
-                    res_stride = layout.strides[2][0];
-      walk_layout<3>(layout, sizeof(Storage), [&](const int64_t (&offsets)[3], int64_t n) {
-        if (dst_stride == 1 && grad_stride == 1 && res_stride == 1) {
-          span(grad + offsets[1], res + offsets[2], dst + offsets[0], n);
-        } else {
-          backward_strided_row<Fmt>(grad + offsets[1], grad_stride, res + offsets[2], res_stride,
-                                    dst + offsets[0], dst_stride, n);
-        }
-      });
-    } else {
-      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
-    }
+    const auto span = backward_span_for_isa<Fmt>();
+    const auto* grad = static_cast<const Storage*>(grad_out);
+    const auto* res = static_cast<const Storage*>(result);
+    auto* dst = static_cast<Storage*>(grad_in);
+    const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
+                  res_stride = layout.strides[2][0];
+    walk_layout<3>(layout, sizeof(Storage), [&](const int64_t (&offsets)[3], int64_t n) {
+      if (dst_stride == 1 && grad_stride == 1 && res_stride == 1) {
+        span(grad + offsets[1], res + offsets[2], dst + offsets[0], n);
+      } else {
+        backward_strided_row<Fmt>(grad + offsets[1], grad_stride, res + offsets[2], res_stride,
+                                  dst + offsets[0], dst_stride, n);
+      }
+    });
   });
 }
 

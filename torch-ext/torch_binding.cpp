@@ -176,8 +176,8 @@ bool may_share_memory(const Tensor& a, const Geometry& ga, const Tensor& b, cons
 // size-1 dimensions dropped and contiguous neighbours merged.
 
 // Dimensions innermost first, ordered by the strides of `operands` (the first one decides
-// unless it is ambiguous): TensorIterator's reorder_dimensions. A stride of 0 (a broadcast) decides nothing;
-// between equal strides the smaller size goes inside.
+// unless it is ambiguous): TensorIterator's reorder_dimensions. A stride of 0 (a broadcast)
+// decides nothing; between equal strides the smaller size goes inside.
 void stride_order(const Geometry* const* operands, int count, std::vector<int64_t>& order) {
   const Geometry& shape = *operands[0];
   order.resize(size_t(shape.dim));
@@ -215,13 +215,14 @@ std::optional<StridedLayout> strided_layout(const Geometry* const* operands, int
   for (const int64_t d : order) {
     if (shape.sizes[d] == 1) continue;
     if (dims > 0) {  // merge d into the dimension inside it where every operand allows
+      const int32_t inner = dims - 1;
       bool contiguous = true;
       for (int k = 0; k < count; ++k) {
         contiguous = contiguous &&
-                     layout.sizes[dims - 1] * layout.strides[k][dims - 1] == operands[k]->strides[d];
+                     layout.sizes[inner] * layout.strides[k][inner] == operands[k]->strides[d];
       }
       if (contiguous) {
-        layout.sizes[dims - 1] *= shape.sizes[d];
+        layout.sizes[inner] *= shape.sizes[d];
         continue;
       }
     }
@@ -434,7 +435,7 @@ Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
   // and a fresh tensor shares memory with neither input.
   Tensor grad_in = empty_with_layout_of(result, gr);
   if (gr.numel == 0) return grad_in;
-  if (gr.dense && gr.same_dense_layout(gg)) {
+  if (gr.same_dense_layout(gg)) {
     Backend::backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
                       grad_in.mutable_data_ptr(), gr.numel, gr.device_index);
     return grad_in;
