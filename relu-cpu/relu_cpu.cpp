@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "relu-common/relu_element.h"
 #include "torch-ext/relu_dtypes.h"
@@ -49,15 +50,19 @@ constexpr int64_t kTaskBytes = 64 * 1024;
 #define RELU_PRAGMA(text) _Pragma(#text)
 #define RELU_UNROLL(count) RELU_PRAGMA(GCC unroll count)
 
-template <typename Fmt>
+// out[i] = relu(in[i * kStep]) for i < n. kStep 1: the dense loop. 2-4: a row that reads
+// every kStep-th element into a contiguous out (x[:, ::2], x[..., 1::3]); with the step a
+// compile-time constant the compiler loads whole vectors and de-interleaves them with
+// shuffles, where a variable step leaves it one element at a time (forward_strided_row).
+template <typename Fmt, int kStep = 1>
 __attribute__((always_inline)) inline void forward_span(const typename Fmt::Storage* in,
                                                         typename Fmt::Storage* out,
                                                         int64_t n) {
-  // in == out (in place) is allowed: element i is read before it is written, and no
+  // in == out (in place, kStep 1) is allowed: element i is read before it is written, and no
   // element depends on another, which is exactly what ivdep promises.
 #pragma GCC ivdep
   RELU_UNROLL(RELU_CPU_UNROLL)
-  for (int64_t i = 0; i < n; ++i) out[i] = relu_element<Fmt>(in[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = relu_element<Fmt>(in[i * kStep]);
 }
 
 template <typename Fmt>
@@ -99,20 +104,23 @@ inline typename Fmt::Storage element_of(ElementBits<Fmt> bits) {
   return x;
 }
 
-// A row whose operands are not all contiguous (x[:, ::2], a strided out=): one element at a
-// time, as TensorIterator's basic loop does for such rows.
+// A row whose operands are not all contiguous and that no forward_span step covers (a
+// strided out=, x[:, ::5]): one element at a time, as TensorIterator's basic loop does for
+// such rows. Never inlined into the ISA walks below: compiled for AVX2, GCC vectorized the
+// variable-stride int8 loop into code 1.5x slower than this one (Zen 3, benchmarks/views.py).
 template <typename Fmt>
-void forward_strided_row(const typename Fmt::Storage* in, int64_t in_stride,
-                         typename Fmt::Storage* out, int64_t out_stride, int64_t n) {
+__attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* in,
+                                                   int64_t in_stride, typename Fmt::Storage* out,
+                                                   int64_t out_stride, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     out[i * out_stride] = element_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(in[i * in_stride])));
   }
 }
 
 template <typename Fmt>
-void backward_strided_row(const typename Fmt::Storage* grad, int64_t grad_stride,
-                          const typename Fmt::Storage* result, int64_t result_stride,
-                          typename Fmt::Storage* grad_in, int64_t grad_in_stride, int64_t n) {
+__attribute__((noinline)) void backward_strided_row(
+    const typename Fmt::Storage* grad, int64_t grad_stride, const typename Fmt::Storage* result,
+    int64_t result_stride, typename Fmt::Storage* grad_in, int64_t grad_in_stride, int64_t n) {
   using Bits = ElementBits<Fmt>;
   for (int64_t i = 0; i < n; ++i) {
     const Bits result_bits = relu_lanes<Fmt>(bits_of<Fmt>(result[i * result_stride]));
@@ -121,6 +129,121 @@ void backward_strided_row(const typename Fmt::Storage* grad, int64_t grad_stride
   }
 }
 
+// ---- Rows of a StridedLayout, as the walk below calls them: row(offsets, n) runs n elements
+// from each operand's element offset in `offsets` (operand 0 is the output).
+
+// Forward rows with out contiguous and x read every kStep-th element (1: contiguous).
+template <typename Fmt, int kStep>
+struct ForwardSpanRow {
+  using Storage = typename Fmt::Storage;
+  const Storage* in;
+  Storage* out;
+  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[2], int64_t n) const {
+    forward_span<Fmt, kStep>(in + offsets[1], out + offsets[0], n);
+  }
+};
+
+template <typename Fmt>
+struct ForwardStridedRow {
+  using Storage = typename Fmt::Storage;
+  const Storage* in;
+  Storage* out;
+  int64_t in_stride, out_stride;
+  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[2], int64_t n) const {
+    forward_strided_row<Fmt>(in + offsets[1], in_stride, out + offsets[0], out_stride, n);
+  }
+};
+
+template <typename Fmt>
+struct BackwardSpanRow {
+  using Storage = typename Fmt::Storage;
+  const Storage* grad;
+  const Storage* result;
+  Storage* grad_in;
+  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[3], int64_t n) const {
+    backward_span<Fmt>(grad + offsets[1], result + offsets[2], grad_in + offsets[0], n);
+  }
+};
+
+template <typename Fmt>
+struct BackwardStridedRow {
+  using Storage = typename Fmt::Storage;
+  const Storage* grad;
+  const Storage* result;
+  Storage* grad_in;
+  int64_t grad_stride, result_stride, grad_in_stride;
+  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[3], int64_t n) const {
+    backward_strided_row<Fmt>(grad + offsets[1], grad_stride, result + offsets[2], result_stride,
+                              grad_in + offsets[0], grad_in_stride, n);
+  }
+};
+
+// Runs row(offsets, n) over the elements [begin, end) of `layout`, in the order its
+// dimensions give (dimension 0 innermost). It finds begin's multi-index by division once,
+// then runs whole rows along dimension 1 in a loop of their own, and carries into the outer
+// dimensions like an odometer only where dimension 1 wraps; rows cut by begin or end go one
+// by one. Compiled once per ISA with the row inlined, as TensorIterator's 2-D loops are:
+// with a call per row and the layout read through its reference, int8 rows of 96 bytes (a
+// permuted 3-D slice) spent more time in the walk than in the rows, and ran at 0.6x
+// clamp_min(out=) (Zen 3, one thread).
+template <int kOperands, typename Row>
+__attribute__((always_inline)) inline void walk_rows(const StridedLayout& layout, int64_t begin,
+                                                     int64_t end, const Row& row) {
+  constexpr int kMaxDims = StridedLayout::kMaxDims;
+  // At least two dimensions: a 1-D layout gets an outer one of size 1.
+  const int32_t dims = std::max<int32_t>(layout.dims, 2);
+  int64_t sizes[kMaxDims];
+  int64_t strides[kOperands][kMaxDims];
+  for (int32_t d = 0; d < dims; ++d) {
+    sizes[d] = d < layout.dims ? layout.sizes[d] : 1;
+    for (int k = 0; k < kOperands; ++k) strides[k][d] = d < layout.dims ? layout.strides[k][d] : 0;
+  }
+  int64_t index[kMaxDims];
+  int64_t offsets[kOperands] = {};
+  int64_t rest = begin;
+  for (int32_t d = 0; d < dims; ++d) {
+    index[d] = rest % sizes[d];
+    rest /= sizes[d];
+    for (int k = 0; k < kOperands; ++k) offsets[k] += index[d] * strides[k][d];
+  }
+  // Steps dimension `first` by one, carrying into the ones above it.
+  const auto step_from = [&](int32_t first) {
+    for (int32_t d = first; d < dims; ++d) {
+      for (int k = 0; k < kOperands; ++k) offsets[k] += strides[k][d];
+      if (++index[d] < sizes[d]) return;
+      index[d] = 0;
+      for (int k = 0; k < kOperands; ++k) offsets[k] -= sizes[d] * strides[k][d];
+    }
+  };
+  const int64_t row_size = sizes[0];
+  for (int64_t position = begin; position < end;) {
+    if (index[0] != 0 || end - position < row_size) {
+      // A row cut by the task's start or end.
+      const int64_t n = std::min(row_size - index[0], end - position);
+      row(offsets, n);
+      position += n;
+      if (position == end) break;
+      for (int k = 0; k < kOperands; ++k) offsets[k] -= index[0] * strides[k][0];
+      index[0] = 0;
+      step_from(1);
+      continue;
+    }
+    const int64_t rows = std::min(sizes[1] - index[1], (end - position) / row_size);
+    for (int64_t r = 0; r < rows; ++r) {
+      row(offsets, row_size);
+      for (int k = 0; k < kOperands; ++k) offsets[k] += strides[k][1];
+    }
+    position += rows * row_size;
+    index[1] += rows;
+    if (index[1] == sizes[1]) {
+      index[1] = 0;
+      for (int k = 0; k < kOperands; ++k) offsets[k] -= sizes[1] * strides[k][1];
+      step_from(2);
+    }
+  }
+}
+
+// ---- The loops, compiled once per ISA.
 enum class Isa { kPortable, kAvx2, kAvx512 };
 
 #if defined(__x86_64__)
@@ -135,7 +258,12 @@ enum class Isa { kPortable, kAvx2, kAvx512 };
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=" \
                         RELU_AVX512_VECTOR_BITS)))
 #define RELU_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define RELU_TARGET_AVX512
+#define RELU_TARGET_AVX2
+#endif
 
+// Each loop once per ISA: the same inlined body, vectorized for another target.
 template <typename Fmt>
 RELU_TARGET_AVX512 void forward_avx512(const typename Fmt::Storage* in,
                                        typename Fmt::Storage* out, int64_t n) {
@@ -146,6 +274,11 @@ RELU_TARGET_AVX2 void forward_avx2(const typename Fmt::Storage* in, typename Fmt
                                    int64_t n) {
   forward_span<Fmt>(in, out, n);
 }
+template <typename Fmt>
+void forward_portable(const typename Fmt::Storage* in, typename Fmt::Storage* out, int64_t n) {
+  forward_span<Fmt>(in, out, n);
+}
+
 template <typename Fmt>
 RELU_TARGET_AVX512 void backward_avx512(const typename Fmt::Storage* grad,
                                         const typename Fmt::Storage* result,
@@ -158,16 +291,25 @@ RELU_TARGET_AVX2 void backward_avx2(const typename Fmt::Storage* grad,
                                     typename Fmt::Storage* grad_in, int64_t n) {
   backward_span<Fmt>(grad, result, grad_in, n);
 }
-#endif
-
-template <typename Fmt>
-void forward_portable(const typename Fmt::Storage* in, typename Fmt::Storage* out, int64_t n) {
-  forward_span<Fmt>(in, out, n);
-}
 template <typename Fmt>
 void backward_portable(const typename Fmt::Storage* grad, const typename Fmt::Storage* result,
                        typename Fmt::Storage* grad_in, int64_t n) {
   backward_span<Fmt>(grad, result, grad_in, n);
+}
+
+template <int kOperands, typename Row>
+RELU_TARGET_AVX512 void walk_avx512(const StridedLayout& layout, int64_t begin, int64_t end,
+                                    const Row& row) {
+  walk_rows<kOperands>(layout, begin, end, row);
+}
+template <int kOperands, typename Row>
+RELU_TARGET_AVX2 void walk_avx2(const StridedLayout& layout, int64_t begin, int64_t end,
+                                const Row& row) {
+  walk_rows<kOperands>(layout, begin, end, row);
+}
+template <int kOperands, typename Row>
+void walk_portable(const StridedLayout& layout, int64_t begin, int64_t end, const Row& row) {
+  walk_rows<kOperands>(layout, begin, end, row);
 }
 
 Isa best_supported_isa() {
@@ -212,25 +354,13 @@ const char* isa_name(Isa isa) {
   }
 }
 
-// The contiguous loops of the ISA this process runs.
-template <typename Fmt>
-auto forward_span_for_isa() {
-  auto* span = &forward_portable<Fmt>;
-#if defined(__x86_64__)
-  if (kIsa == Isa::kAvx512) span = &forward_avx512<Fmt>;
-  if (kIsa == Isa::kAvx2) span = &forward_avx2<Fmt>;
-#endif
-  return span;
-}
 
-template <typename Fmt>
-auto backward_span_for_isa() {
-  auto* span = &backward_portable<Fmt>;
-#if defined(__x86_64__)
-  if (kIsa == Isa::kAvx512) span = &backward_avx512<Fmt>;
-  if (kIsa == Isa::kAvx2) span = &backward_avx2<Fmt>;
-#endif
-  return span;
+// Of a loop's three compilations, the one for the ISA this process runs.
+template <typename Fn>
+Fn* for_isa(Fn* portable, Fn* avx2, Fn* avx512) {
+  if (kIsa == Isa::kAvx512) return avx512;
+  if (kIsa == Isa::kAvx2) return avx2;
+  return portable;
 }
 
 // Runs span(begin, end) over [0, n): on this thread below split_bytes of input, else over
@@ -248,40 +378,15 @@ void run_split(int64_t n, int64_t element_bytes, int64_t split_bytes, int64_t ta
   torch::stable::parallel_for(0, n, std::max<int64_t>(1, task_bytes / element_bytes), span);
 }
 
-// Runs row(offsets, n) over every element of `layout`, in the order its dimensions give
-// (dimension 0 innermost), split like run_split into tasks of kTaskBytes or more: a
-// task starts anywhere in a row, finds its multi-index by division once, then steps through
-// rows carrying like an odometer. `offsets` holds each operand's element offset of the row's
-// first element; the row runs n elements along dimension 0.
+
+// Runs row over every element of `layout` (walk_rows), split like run_split into tasks of
+// kTaskBytes or more.
 template <int kOperands, typename Row>
 void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& row) {
-  const int32_t dims = layout.dims;
-  const int64_t* sizes = layout.sizes;
-  const auto task = [&](int64_t begin, int64_t end) {
-    int64_t index[StridedLayout::kMaxDims];
-    int64_t offsets[kOperands] = {};
-    int64_t rest = begin;
-    for (int32_t d = 0; d < dims; ++d) {
-      index[d] = rest % sizes[d];
-      rest /= sizes[d];
-      for (int k = 0; k < kOperands; ++k) offsets[k] += index[d] * layout.strides[k][d];
-    }
-    for (int64_t position = begin; position < end;) {
-      const int64_t n = std::min(sizes[0] - index[0], end - position);
-      row(offsets, n);
-      position += n;
-      for (int k = 0; k < kOperands; ++k) offsets[k] += n * layout.strides[k][0];
-      index[0] += n;
-      for (int32_t d = 0; d + 1 < dims && index[d] == sizes[d]; ++d) {
-        index[d] = 0;
-        ++index[d + 1];
-        for (int k = 0; k < kOperands; ++k) {
-          offsets[k] += layout.strides[k][d + 1] - sizes[d] * layout.strides[k][d];
-        }
-      }
-    }
-  };
-  run_split(layout.numel(), element_bytes, kSplitBytes, kTaskBytes, task);
+  auto* walk = for_isa(&walk_portable<kOperands, Row>, &walk_avx2<kOperands, Row>,
+                       &walk_avx512<kOperands, Row>);
+  run_split(layout.numel(), element_bytes, kSplitBytes, kTaskBytes,
+            [&](int64_t begin, int64_t end) { walk(layout, begin, end, row); });
 }
 
 // relu_flat_cpu with the split as parameters: benchmarks/cpu_band.py and grain.py compile
@@ -291,7 +396,7 @@ void relu_flat_cpu_with_split(ScalarType dtype, const void* in, void* out, int64
   visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = forward_span_for_isa<Fmt>();
+    const auto span = for_isa(&forward_portable<Fmt>, &forward_avx2<Fmt>, &forward_avx512<Fmt>);
     const auto* src = static_cast<const Storage*>(in);
     auto* dst = static_cast<Storage*>(out);
     run_split(n, sizeof(Storage), split_bytes, task_bytes,
@@ -311,17 +416,22 @@ void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const Strided
   visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = forward_span_for_isa<Fmt>();
     const auto* src = static_cast<const Storage*>(in);
     auto* dst = static_cast<Storage*>(out);
     const int64_t out_stride = layout.strides[0][0], in_stride = layout.strides[1][0];
-    walk_layout<2>(layout, sizeof(Storage), [&](const int64_t (&offsets)[2], int64_t n) {
-      if (out_stride == 1 && in_stride == 1) {
-        span(src + offsets[1], dst + offsets[0], n);
-      } else {
-        forward_strided_row<Fmt>(src + offsets[1], in_stride, dst + offsets[0], out_stride, n);
+    // Every row of a layout has the same strides: the row loop is chosen once.
+    if (out_stride == 1 && in_stride >= 1 && in_stride <= 4) {
+      const auto walk_stepped = [&](auto step) {
+        walk_layout<2>(layout, sizeof(Storage), ForwardSpanRow<Fmt, decltype(step)::value>{src, dst});
+      };
+      switch (in_stride) {
+        case 1: return walk_stepped(std::integral_constant<int, 1>{});
+        case 2: return walk_stepped(std::integral_constant<int, 2>{});
+        case 3: return walk_stepped(std::integral_constant<int, 3>{});
+        default: return walk_stepped(std::integral_constant<int, 4>{});
       }
-    });
+    }
+    walk_layout<2>(layout, sizeof(Storage), ForwardStridedRow<Fmt>{src, dst, in_stride, out_stride});
   });
 }
 
@@ -330,20 +440,17 @@ void relu_backward_strided_cpu(ScalarType dtype, const void* grad_out, const voi
   visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = backward_span_for_isa<Fmt>();
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* res = static_cast<const Storage*>(result);
     auto* dst = static_cast<Storage*>(grad_in);
     const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
                   res_stride = layout.strides[2][0];
-    walk_layout<3>(layout, sizeof(Storage), [&](const int64_t (&offsets)[3], int64_t n) {
-      if (dst_stride == 1 && grad_stride == 1 && res_stride == 1) {
-        span(grad + offsets[1], res + offsets[2], dst + offsets[0], n);
-      } else {
-        backward_strided_row<Fmt>(grad + offsets[1], grad_stride, res + offsets[2], res_stride,
-                                  dst + offsets[0], dst_stride, n);
-      }
-    });
+    if (dst_stride == 1 && grad_stride == 1 && res_stride == 1) {
+      walk_layout<3>(layout, sizeof(Storage), BackwardSpanRow<Fmt>{grad, res, dst});
+    } else {
+      walk_layout<3>(layout, sizeof(Storage),
+                     BackwardStridedRow<Fmt>{grad, res, dst, grad_stride, res_stride, dst_stride});
+    }
   });
 }
 
@@ -352,7 +459,7 @@ void relu_backward_flat_cpu(ScalarType dtype, const void* grad_out, const void* 
   visit_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = backward_span_for_isa<Fmt>();
+    const auto span = for_isa(&backward_portable<Fmt>, &backward_avx2<Fmt>, &backward_avx512<Fmt>);
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* res = static_cast<const Storage*>(result);
     auto* dst = static_cast<Storage*>(grad_in);

@@ -27,6 +27,22 @@ CHECK = textwrap.dedent(
                 grad = random_input(n, dtype, "cpu", specials=False)
                 result = kernel.relu(x)
                 assert_bitwise_equal(kernel._ops.ops.relu_backward(grad, result), reference_relu_backward(grad, x))
+            # Rows read every step-th element: a vector loop for steps 2-4, an element loop
+            # for 5; into a fresh result, and into an out= of the same layout as x.
+            for step in (2, 3, 4, 5):
+                x = random_input(n * step + 1, dtype, "cpu")[1::step]
+                assert_bitwise_equal(kernel.relu(x), reference_relu(x))
+                strided_out = x.new_empty(n * step + 1)[1::step]
+                assert_bitwise_equal(kernel.relu(x, out=strided_out), reference_relu(x))
+        # Short rows (37 elements) of a permuted 3-D slice, walked row by row; the larger one
+        # is split into tasks that start and end inside rows.
+        for outer in (5, 300):
+            x = random_input((outer, 64, 40), dtype, "cpu")[:, 1:, :37].permute(2, 0, 1)
+            result = kernel.relu(x)
+            assert_bitwise_equal(result, reference_relu(x))
+            if dtype in FLOAT_DTYPES:
+                grad = random_input((outer, 64, 40), dtype, "cpu", specials=False)[:, 1:, :37].permute(2, 0, 1)
+                assert_bitwise_equal(kernel._ops.ops.relu_backward(grad, result), reference_relu_backward(grad, x))
     """
 )
 

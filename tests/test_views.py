@@ -106,7 +106,8 @@ WRITABLE_CASES = [c for c in VIEW_CASES if not (c in NAMED_VIEWS and NAMED_VIEWS
 
 def random_view(rng: random.Random, shape=None, expand: bool = True) -> View:
     """storage[offset:].view(buffer)[slices].permute(perm)[.expand(shape)]: a random shape of
-    1-4 dims (or `shape`), steps of 1-3 with start offsets, padding between rows, a random
+    1-4 dims (or `shape`), steps of 1-5 with start offsets (the CPU has a vector loop for
+    steps 2-4 along a row and an element loop for others), padding between rows, a random
     storage offset (odd ones included: unaligned to 16 bytes) and, with `expand`, some
     dimensions broadcast from size 1 (stride 0)."""
     # A given shape may be large (out= for a large x): room for a few steps and pads.
@@ -121,7 +122,7 @@ def random_view(rng: random.Random, shape=None, expand: bool = True) -> View:
         sliced = [0] * ndim  # sliced.permute(perm) has shape before_expand
         for i, p in enumerate(perm):
             sliced[p] = before_expand[i]
-        steps = [rng.choice([1, 1, 2, 3]) for _ in range(ndim)]
+        steps = [rng.choice([1, 1, 2, 3, 4, 5]) for _ in range(ndim)]
         starts = [rng.choice([0, 0, 1, 2]) for _ in range(ndim)]
         buffer = [start + (size - 1) * step + 1 + rng.choice([0, 0, 1, 3])
                   for size, step, start in zip(sliced, steps, starts)]
