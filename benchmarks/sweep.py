@@ -558,6 +558,10 @@ class MachineLoad:
 # ----------------------------------------------------------------------------- driver
 
 def git_revision() -> str:
+    # RELU_GIT_REVISION: set by whoever copies the tree to a machine whose .git is not this
+    # checkout's (the lent H200's copy: scripts/h200_release.sh).
+    if os.environ.get("RELU_GIT_REVISION"):
+        return os.environ["RELU_GIT_REVISION"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,

@@ -7,7 +7,9 @@
 #
 # On the dev machine first: scripts/release.sh; ../shared/device/fetch-wheels .whl; for
 # `compare`, the last full-ABI main as source in .baseline/ (git archive f7a83e7 | tar -x -C
-# .baseline). Carry relu-build, .whl (and .baseline). Stages:
+# .baseline). Carry relu-build, .whl (and .baseline). The device's copy of .git is not this
+# checkout's: pass RELU_GIT_REVISION=$(git describe --always --dirty) from here, or the JSON
+# files name a stale commit. Stages:
 #   tests    the whole suite ($RELU_H200_TESTS: a part) on relu-build/     -> tests.log
 #   bench    kernels benchmark on relu-build/                              -> kernels-benchmark.{json,log}
 #   compare  this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
