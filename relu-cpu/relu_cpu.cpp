@@ -106,8 +106,8 @@ inline typename Fmt::Storage element_of(ElementBits<Fmt> bits) {
 
 // A row whose operands are not all contiguous and that no forward_span step covers (a
 // strided out=, x[:, ::5]): one element at a time, as TensorIterator's basic loop does for
-// such rows. Never inlined into the ISA walks below: compiled for AVX2, GCC vectorized the
-// variable-stride int8 loop into code 1.5x slower than this one (Zen 3, benchmarks/views.py).
+// such rows. Never inlined into the ISA walks below: compiled for AVX2 the variable-stride
+// int8 loop ran 1.5x slower than this one (Zen 3; PERFORMANCE.md, "Non-dense views").
 template <typename Fmt>
 __attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* in,
                                                    int64_t in_stride, typename Fmt::Storage* out,
@@ -183,9 +183,10 @@ struct BackwardStridedRow {
 // then runs whole rows along dimension 1 in a loop of their own, and carries into the outer
 // dimensions like an odometer only where dimension 1 wraps; rows cut by begin or end go one
 // by one. Compiled once per ISA with the row inlined, as TensorIterator's 2-D loops are:
-// with a call per row and the layout read through its reference, int8 rows of 96 bytes (a
-// permuted 3-D slice) spent more time in the walk than in the rows, and ran at 0.6x
-// clamp_min(out=) (Zen 3, one thread).
+// with a call per row and the layout read through its reference on every row, int8 rows of
+// 96 bytes (benchmarks/views.py's permuted 3-D slice) spent more time in the walk than in
+// the rows (perf) and ran at 0.80x clamp_min(out=) on both CPUs (results/cpu-avx2/views.json,
+// results/h200/cpu-avx512/views.json); PERFORMANCE.md, "Non-dense views", has the after.
 template <int kOperands, typename Row>
 __attribute__((always_inline)) inline void walk_rows(const StridedLayout& layout, int64_t begin,
                                                      int64_t end, const Row& row) {
