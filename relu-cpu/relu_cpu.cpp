@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -355,7 +356,6 @@ const char* isa_name(Isa isa) {
   }
 }
 
-
 // Of a loop's three compilations, the one for the ISA this process runs.
 template <typename Fn>
 Fn* for_isa(Fn* portable, Fn* avx2, Fn* avx512) {
@@ -379,7 +379,6 @@ void run_split(int64_t n, int64_t element_bytes, int64_t split_bytes, int64_t ta
   torch::stable::parallel_for(0, n, std::max<int64_t>(1, task_bytes / element_bytes), span);
 }
 
-
 // Runs row over every element of `layout` (walk_rows), split like run_split into tasks of
 // kTaskBytes or more.
 template <int kOperands, typename Row>
@@ -402,6 +401,19 @@ void relu_flat_cpu_with_split(ScalarType dtype, const void* in, void* out, int64
     auto* dst = static_cast<Storage*>(out);
     run_split(n, sizeof(Storage), split_bytes, task_bytes,
               [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
+  });
+}
+
+// visit_format for relu_backward, which takes floating dtypes only (the binding checks that
+// first): no backward loops are compiled for the other dtypes.
+template <typename Fn>
+void visit_gradient_format(ScalarType dtype, Fn&& fn) {
+  visit_format(dtype, [&](auto fmt) {
+    if constexpr (decltype(fmt)::kHasGradient) {
+      fn(fmt);
+    } else {
+      throw std::invalid_argument("relu_backward: no gradient for this dtype");
+    }
   });
 }
 
@@ -438,7 +450,7 @@ void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const Strided
 
 void relu_backward_strided_cpu(ScalarType dtype, const void* grad_out, const void* result,
                                void* grad_in, const StridedLayout& layout) {
-  visit_format(dtype, [&](auto fmt) {
+  visit_gradient_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto* grad = static_cast<const Storage*>(grad_out);
@@ -457,7 +469,7 @@ void relu_backward_strided_cpu(ScalarType dtype, const void* grad_out, const voi
 
 void relu_backward_flat_cpu(ScalarType dtype, const void* grad_out, const void* result,
                             void* grad_in, int64_t n) {
-  visit_format(dtype, [&](auto fmt) {
+  visit_gradient_format(dtype, [&](auto fmt) {
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto span = for_isa(&backward_portable<Fmt>, &backward_avx2<Fmt>, &backward_avx512<Fmt>);
