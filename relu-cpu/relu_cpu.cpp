@@ -404,19 +404,6 @@ void relu_flat_cpu_with_split(ScalarType dtype, const void* in, void* out, int64
   });
 }
 
-// visit_format for relu_backward, which takes floating dtypes only (the binding checks that
-// first): no backward loops are compiled for the other dtypes.
-template <typename Fn>
-void visit_gradient_format(ScalarType dtype, Fn&& fn) {
-  visit_format(dtype, [&](auto fmt) {
-    if constexpr (decltype(fmt)::kHasGradient) {
-      fn(fmt);
-    } else {
-      throw std::invalid_argument("relu_backward: no gradient for this dtype");
-    }
-  });
-}
-
 }  // namespace
 
 std::string relu_cpu_isa() { return isa_name(kIsa); }

@@ -158,18 +158,13 @@ void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out
                              const void* result, void* grad_in, int64_t n, int32_t device) {
   using namespace relu_kernel;
   const CudaDeviceScope device_scope(device);
-  visit_format(dtype, [&](auto format) {
+  visit_gradient_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
     using Storage = typename Fmt::Storage;
-    // The binding lets only these dtypes through; no backward kernels for the others.
-    if constexpr (Fmt::kHasGradient) {
-      const Pass<Fmt, 2> pass{
-          {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
-          static_cast<Storage*>(grad_in), n};
-      run_pass<BackwardOp<Fmt>>(pass, device);
-    } else {
-      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
-    }
+    const Pass<Fmt, 2> pass{
+        {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
+        static_cast<Storage*>(grad_in), n};
+    run_pass<BackwardOp<Fmt>>(pass, device);
   });
 }
 
@@ -190,15 +185,11 @@ void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_
                                 int32_t device) {
   using namespace relu_kernel;
   const CudaDeviceScope device_scope(device);
-  visit_format(dtype, [&](auto format) {
+  visit_gradient_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
     using Storage = typename Fmt::Storage;
-    if constexpr (Fmt::kHasGradient) {
-      run_strided_pass<BackwardOp<Fmt>>(
-          {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
-          static_cast<Storage*>(grad_in), layout, device);
-    } else {
-      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
-    }
+    run_strided_pass<BackwardOp<Fmt>>(
+        {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
+        static_cast<Storage*>(grad_in), layout, device);
   });
 }

@@ -122,7 +122,7 @@ void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int
 
 void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
                             const void* result, void* grad_in, int64_t n, int32_t device) {
-  visit_format(dtype, [&](auto fmt) {
+  visit_gradient_format(dtype, [&](auto fmt) {
     using Ops = XpuOps<decltype(fmt)>;
     const auto* grad = elements_of<Ops>(grad_out, "grad_out");
     const auto* res = elements_of<Ops>(result, "result");

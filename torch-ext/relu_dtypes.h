@@ -38,6 +38,20 @@ void visit_format(ScalarType dtype, Fn&& fn) {
   }
 }
 
+// visit_format for the backward kernels, which exist for the dtypes relu has a gradient for
+// (Format::kHasGradient) only: the binding rejects the others before calling a backend, and
+// no backend compiles backward loops for them.
+template <typename Fn>
+void visit_gradient_format(ScalarType dtype, Fn&& fn) {
+  visit_format(dtype, [&](auto fmt) {
+    if constexpr (decltype(fmt)::kHasGradient) {
+      fn(fmt);
+    } else {
+      throw std::logic_error("relu_backward: no gradient for an integer or float8 dtype");
+    }
+  });
+}
+
 inline bool is_supported(ScalarType dtype) {
   switch (dtype) {
     case ScalarType::Float: case ScalarType::Half: case ScalarType::BFloat16:
