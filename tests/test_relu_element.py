@@ -4,42 +4,24 @@ tests/relu_element_check.cpp against its own reference: every float16, bfloat16 
 bit pattern, every int8/uint8 value, and random words of 16-, 32- and 64-bit lanes."""
 
 import secrets
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from host_check import BUILDS, ROOT, compile_checker
+
 CHECKER = ROOT / "tests" / "relu_element_check.cpp"
-
-# C++17 and C++20: kernel-builder compiles C++17 before torch 2.12, C++20 from it. The UBSan
-# build catches shifts and overflows that are undefined in C++ and that an optimizer could
-# turn into wrong bits on another compiler.
-BUILDS = {
-    "c++17": ["-std=c++17", "-O2"],
-    "c++20": ["-std=c++20", "-O2"],
-    "c++20-ubsan": ["-std=c++20", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all"],
-}
-
-
-def compile_checker(flags: list[str], out: Path) -> Path:
-    compiler = shutil.which("g++")
-    assert compiler, "g++ is needed (it also builds the CPU kernel)"
-    command = [compiler, *flags, "-Wall", "-Wextra", "-Werror", f"-I{ROOT}", str(CHECKER), "-o", str(out)]
-    built = subprocess.run(command, capture_output=True, text=True)
-    assert built.returncode == 0, f"{' '.join(command)}\n{built.stderr}"
-    return out
 
 
 @pytest.fixture(scope="module")
 def checker_c17(tmp_path_factory) -> Path:
-    return compile_checker(BUILDS["c++17"], tmp_path_factory.mktemp("relu_element") / "check")
+    return compile_checker(CHECKER, "c++17", tmp_path_factory.mktemp("relu_element") / "check")
 
 
 @pytest.mark.parametrize("build", BUILDS)
 def test_element_logic_matches_reference(build, tmp_path):
-    checker = compile_checker(BUILDS[build], tmp_path / "check")
+    checker = compile_checker(CHECKER, build, tmp_path / "check")
     seed = str(secrets.randbits(63))  # fresh words every run; the seed is in the output
     run = subprocess.run([str(checker), seed], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
