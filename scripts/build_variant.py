@@ -2,13 +2,18 @@
 kernel-builder produces (see README.md, "Building"), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
+    python scripts/build_variant.py --target aarch64 [--backend cpu|cuda] ...   # cross-build
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
   - the variant name: kernels' own variant types, and kernels.variants.resolve_variant must
-    accept it on this machine, or the build stops;
+    accept it on this machine, or the build stops (a cross-built variant cannot be judged
+    here: tests/test_variants.py resolves it for aarch64 systems, and the emulated suite
+    loads it through kernels on emulated aarch64 torch);
   - compiling and linking: torch.utils.cpp_extension (ninja; unchanged sources rebuild in
-    seconds);
+    seconds); for --target aarch64, the aarch64 toolchain of scripts/toolchains/aarch64.sh
+    (aarch64-linux-gnu-g++ against aarch64 torch's headers and libraries, nvcc with that g++
+    as host compiler), called directly;
   - the digest in metadata.json: kernels._rust.Digest.hash_variant.
 """
 
@@ -24,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
@@ -105,13 +111,6 @@ def read_build_toml() -> dict:
         return tomllib.load(f)
 
 
-def torch_version_at_least(major: int, minor: int) -> bool:
-    import torch
-
-    version = Version(torch.__version__)
-    return (version.major, version.minor) >= (major, minor)
-
-
 def default_backend() -> str:
     import torch
 
@@ -134,29 +133,67 @@ def cuda_toolkit_root() -> str:
     return str(Path(top.group(1)).resolve()) if top else str(Path(shutil.which("nvcc")).parent.parent)
 
 
-def nvcc_version() -> Version:
+@dataclass(frozen=True)
+class CrossToolchain:
+    """A build for another machine: what scripts/toolchains/aarch64.sh provides, read from the
+    AARCH64_* variables of the env file it prints."""
+
+    machine: str  # the target's platform.machine()
+    cxx: str  # its g++, also nvcc's host compiler
+    torch_site: Path  # the target's torch, installed with pip --target: headers, libraries
+    cuda_top: Path  # a private nvcc TOP holding targets/<machine>-linux/{include,lib}
+    python_include: Path  # the target's Python headers (only the limited API is used)
+    sysroot_include: Path  # for the multiarch pyconfig.h those headers include
+
+    @classmethod
+    def from_env(cls, machine: str) -> "CrossToolchain":
+        try:
+            sysroot = Path(os.environ["AARCH64_SYSROOT"])
+            return cls(machine=machine, cxx=os.environ["AARCH64_CXX"],
+                       torch_site=Path(os.environ["AARCH64_TORCH_SITE"]),
+                       cuda_top=Path(os.environ["AARCH64_CUDA_TOP"]),
+                       python_include=next((sysroot / "usr" / "include").glob("python3.*")),
+                       sysroot_include=sysroot / "usr" / "include")
+        except (KeyError, StopIteration):
+            sys.exit(f"--target {machine}: source the env file that scripts/toolchains/aarch64.sh prints")
+
+    @property
+    def torch_version(self) -> Version:
+        version_py = (self.torch_site / "torch" / "version.py").read_text()
+        return Version(re.search(r"^__version__ = '([^']+)'", version_py, re.MULTILINE).group(1))
+
+    @property
+    def nvcc(self) -> Path:
+        return self.cuda_top / "bin" / "nvcc"
+
+
+def nvcc_version(nvcc: Path | None = None) -> Version:
     """The CUDA version a CUDA variant is named by: that of the nvcc compiling it (a cu130
     variant loads on every CUDA 13.x torch), not torch.version.cuda."""
-    from torch.utils.cpp_extension import CUDA_HOME
+    if nvcc is None:
+        from torch.utils.cpp_extension import CUDA_HOME
 
-    if CUDA_HOME is None:
-        sys.exit("no CUDA toolkit found (nvcc): cannot build the cuda backend")
-    banner = subprocess.run([str(Path(CUDA_HOME) / "bin" / "nvcc"), "--version"],
-                            capture_output=True, text=True, check=True).stdout
+        if CUDA_HOME is None:
+            sys.exit("no CUDA toolkit found (nvcc): cannot build the cuda backend")
+        nvcc = Path(CUDA_HOME) / "bin" / "nvcc"
+    banner = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, check=True).stdout
     release = re.search(r"release (\d+)\.(\d+)", banner)
     return Version(f"{release.group(1)}.{release.group(2)}")
 
 
-def variant_name(config: dict, backend_name: str) -> str:
+def variant_name(config: dict, backend_name: str, cross: CrossToolchain | None = None) -> str:
     """The variant directory name, from kernels' own types. kernels' resolver must accept it
-    on this machine when the machine can run that backend."""
+    on this machine when the machine can run that backend; a cross build is named for its
+    target and its target's torch, and is not judged by this machine's."""
     import torch
     from kernels.backends import CPU, CUDA
     from kernels.variants import (Arch, ArchVariant, Torch, TorchStableAbi, VariantAccepted,
                                   parse_variant, resolve_variant)
 
-    torch_version = Version(torch.__version__)
+    torch_version = cross.torch_version if cross else Version(torch.__version__)
     stable = stable_abi_version(config, backend_name)
+    if cross and stable is None:
+        sys.exit(f"--target {cross.machine} builds stable-ABI backends only")  # no cxx11 flag to read
     if stable is not None:
         if (torch_version.major, torch_version.minor) < (stable.major, stable.minor):
             sys.exit(f"the stable-ABI {stable} build of {backend_name} needs torch >= {stable}")
@@ -164,15 +201,17 @@ def variant_name(config: dict, backend_name: str) -> str:
     else:
         framework = Torch(version=Version(f"{torch_version.major}.{torch_version.minor}"),
                           cxx11_abi=torch.compiled_with_cxx11_abi())
-    system_backend = {"cpu": CPU, "cuda": lambda: CUDA(version=nvcc_version())}[backend_name]()
+    nvcc = cross.nvcc if cross else None
+    system_backend = {"cpu": CPU, "cuda": lambda: CUDA(version=nvcc_version(nvcc))}[backend_name]()
+    machine = cross.machine if cross else platform.machine()
     variant = ArchVariant(
         framework=framework,
-        arch=Arch(backend=system_backend, platform=platform.machine(), os=platform.system().lower()),
+        arch=Arch(backend=system_backend, platform=machine, os="linux" if cross else platform.system().lower()),
     )
     name = variant.variant_str
     if parse_variant(name) != variant:
         sys.exit(f"kernels does not read {name} back as the variant built")
-    runs_here = backend_name == "cpu" or torch.version.cuda is not None
+    runs_here = cross is None and (backend_name == "cpu" or torch.version.cuda is not None)
     if runs_here:
         _, trace = resolve_variant([variant], backend=backend_name)
         if not isinstance(trace[0], VariantAccepted):
@@ -188,13 +227,21 @@ def sources_for(config: dict, backend: str) -> list[Path]:
     return [ROOT / f for f in files]
 
 
-def cuda_archs(config: dict, requested: list[str] | None) -> list[str]:
+def cuda_archs(config: dict, requested: list[str] | None, nvcc: Path | None = None) -> list[str]:
+    """build.toml's cuda-capabilities, or those requested: each in build.toml or one that
+    nvcc compiles (X.Y, or X.Y+PTX for PTX beside the cubin, as TORCH_CUDA_ARCH_LIST)."""
     listed = next(k["cuda-capabilities"] for k in config["kernel"].values() if k["backend"] == "cuda")
     if requested is None:
         return listed
     unknown = sorted(set(requested) - set(listed))
     if unknown:
-        sys.exit(f"--cuda-archs {unknown} are not in build.toml's cuda-capabilities {listed}")
+        nvcc_archs = subprocess.run([str(nvcc or "nvcc"), "--list-gpu-arch"], capture_output=True,
+                                    text=True).stdout.split()
+        known = {f"{int(a[8:]) // 10}.{int(a[8:]) % 10}" for a in nvcc_archs if a.startswith("compute_")}
+        unknown = [arch for arch in unknown if arch.removesuffix("+PTX") not in known]
+    if unknown:
+        sys.exit(f"--cuda-archs {unknown} are neither in build.toml's cuda-capabilities {listed} "
+                 "nor capabilities nvcc compiles")
     return requested
 
 
@@ -216,6 +263,29 @@ def target_version_define(stable: Version) -> str:
     return f"-DTORCH_TARGET_VERSION=0x{(stable.major << 56) | (stable.minor << 48):016x}"
 
 
+def write_registration_h(object_dir: Path) -> None:
+    object_dir.mkdir(parents=True, exist_ok=True)
+    registration = object_dir / "registration.h"
+    if not registration.exists() or registration.read_text() != REGISTRATION_H:
+        registration.write_text(REGISTRATION_H)  # a fresh mtime would recompile everything
+
+
+def common_defines(backend: str, stable: Version | None) -> list[str]:
+    """The flags of every translation unit, host and device, native or cross."""
+    backend_define = {"cpu": "-DCPU_KERNEL", "cuda": "-DCUDA_KERNEL"}[backend]
+    # cpp_extension defines TORCH_API_INCLUDE_EXTENSION_H, which drags pybind11 into torch
+    # headers and breaks the limited API; kernel-builder never defines it.
+    common = [backend_define, f"-DPy_LIMITED_API={PY_LIMITED_API}", "-UTORCH_API_INCLUDE_EXTENSION_H"]
+    if stable is not None:
+        common.append(target_version_define(stable))
+    return common
+
+
+def language_standard(torch_version: Version) -> str:
+    """kernel-builder's language standard: C++20 from torch 2.12, C++17 before."""
+    return "-std=c++20" if (torch_version.major, torch_version.minor) >= (2, 12) else "-std=c++17"
+
+
 def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
                       stable: Version | None, object_dir: Path) -> Path:
     import torch
@@ -227,17 +297,9 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     # of one variant are never run concurrently here (conftest, release.sh and h200 scripts
     # build each variant once, in turn).
     (object_dir / "lock").unlink(missing_ok=True)
-    registration = object_dir / "registration.h"
-    if not registration.exists() or registration.read_text() != REGISTRATION_H:
-        registration.write_text(REGISTRATION_H)  # a fresh mtime would recompile everything
-    backend_define = {"cpu": "-DCPU_KERNEL", "cuda": "-DCUDA_KERNEL"}[backend]
-    # cpp_extension defines TORCH_API_INCLUDE_EXTENSION_H, which drags pybind11 into torch
-    # headers and breaks the limited API; kernel-builder never defines it.
-    common = [backend_define, f"-DPy_LIMITED_API={PY_LIMITED_API}", "-UTORCH_API_INCLUDE_EXTENSION_H"]
-    if stable is not None:
-        common.append(target_version_define(stable))
-    # kernel-builder's language standard: C++20 from torch 2.12, C++17 before.
-    standard = "-std=c++20" if torch_version_at_least(2, 12) else "-std=c++17"
+    write_registration_h(object_dir)
+    common = common_defines(backend, stable)
+    standard = language_standard(Version(torch.__version__))
     # Unlike kernel-builder, no -fno-gnu-unique. It was dropped while chasing a crash on the
     # H200 image (g++ 13.3 compiled libstdc++'s number formatting into the extension; printing
     # an integer there crashed, results/h200/run3/crash_backtrace.txt). Dropping it did not
@@ -263,6 +325,64 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     )
     del torch
     return object_dir / f"{ext_id}.so"
+
+
+def cuda_gencode_flags(archs: list[str]) -> list[str]:
+    """nvcc's -gencode for each capability, as torch's TORCH_CUDA_ARCH_LIST gives them: a
+    cubin per X.Y, and PTX of X.Y too for X.Y+PTX."""
+    flags = []
+    for arch in archs:
+        number = arch.removesuffix("+PTX").replace(".", "")
+        flags.append(f"-gencode=arch=compute_{number},code=sm_{number}")
+        if arch.endswith("+PTX"):
+            flags.append(f"-gencode=arch=compute_{number},code=compute_{number}")
+    return flags
+
+
+def cross_compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
+                            stable: Version | None, object_dir: Path, cross: CrossToolchain) -> Path:
+    """The extension for another machine, with the flags cpp_extension gives a native build:
+    host code by the target's g++ against the target torch's headers; CUDA code by nvcc with
+    that g++ as host compiler, whole-program (-c: no device link, as no aarch64 libcudadevrt
+    is reachable, and none is needed without relocatable device code); linked by the target's
+    g++ against the target torch's libraries and its libcudart.so.13. ext_id hashes sources
+    and flags, so an existing library of that name is this build."""
+    from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
+
+    library = object_dir / f"{ext_id}.so"
+    if library.exists():
+        return library
+    write_registration_h(object_dir)
+    torch_include = cross.torch_site / "torch" / "include"
+    flags = [f"-DTORCH_EXTENSION_NAME={ext_id}", f"-I{ROOT}", f"-I{object_dir}",
+             "-isystem", str(torch_include), "-isystem", str(torch_include / "torch" / "csrc" / "api" / "include"),
+             "-O3", language_standard(cross.torch_version), *common_defines(backend, stable)]
+    # Python.h, for registration.h's module init (host code only; nvcc knows no -idirafter).
+    # -idirafter: after the cross compiler's own libc headers, only the multiarch pyconfig.h
+    # is taken from the sysroot.
+    python_flags = ["-isystem", str(cross.python_include), "-idirafter", str(cross.sysroot_include)]
+    objects = []
+    for source in sources:
+        if source.suffix not in (".cpp", ".cu"):
+            continue
+        obj = object_dir / f"{source.stem}.o"
+        if source.suffix == ".cpp":
+            command = [cross.cxx, "-fPIC", *flags, *python_flags, "-c", str(source), "-o", str(obj)]
+        else:
+            command = [str(cross.nvcc), "-ccbin", cross.cxx, *COMMON_NVCC_FLAGS, "-Xcompiler", "-fPIC",
+                       *flags, "--threads=0", *cuda_gencode_flags(archs), "-c", str(source), "-o", str(obj)]
+        subprocess.run(command, check=True)
+        objects.append(str(obj))
+    torch_lib = cross.torch_site / "torch" / "lib"
+    # Only libraries the extension uses end up needed, as for the native build; -rpath-link
+    # lets ld follow torch's own NEEDED entries to the nvidia-* wheels.
+    link = [cross.cxx, "-shared", *objects, "-Wl,--as-needed", f"-L{torch_lib}", "-lc10", "-ltorch_cpu", "-ltorch",
+            *(f"-Wl,-rpath-link,{lib}" for lib in sorted((cross.torch_site / "nvidia").glob("*/lib")))]
+    if backend == "cuda":
+        link += [f"-L{cross.cuda_top / 'targets' / f'{cross.machine}-linux' / 'lib'}",
+                 "-lc10_cuda", "-ltorch_cuda", "-lcudart"]
+    subprocess.run([*link, "-o", str(library)], check=True)
+    return library
 
 
 def write_variant(config: dict, ext_id: str, backend: str, library: Path, archs: list[str],
@@ -307,27 +427,35 @@ def main() -> None:
                         help="compile for these capabilities only (default: all in build.toml)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build",
                         help="where build/<variant> goes (default: this checkout's build/)")
+    parser.add_argument("--target", choices=["aarch64"], default=None,
+                        help="cross-build for this Linux machine (default: build for this one), with "
+                             "the toolchain of scripts/toolchains/<target>.sh (source its env file)")
     args = parser.parse_args()
 
     config = read_build_toml()
-    backend = args.backend or default_backend()
-    if backend == "cuda" and "CUDA_HOME" not in os.environ and shutil.which("nvcc"):
+    cross = CrossToolchain.from_env(args.target) if args.target else None
+    backend = args.backend or ("cpu" if cross else default_backend())
+    if backend == "cuda" and cross is None and "CUDA_HOME" not in os.environ and shutil.which("nvcc"):
         os.environ["CUDA_HOME"] = cuda_toolkit_root()
     if backend not in config["general"]["backends"]:
         sys.exit(f"build.toml does not list backend {backend}")
-    variant = variant_name(config, backend)
-    archs = cuda_archs(config, args.cuda_archs) if backend == "cuda" else []
+    variant = variant_name(config, backend, cross)
+    archs = cuda_archs(config, args.cuda_archs, cross.nvcc if cross else None) if backend == "cuda" else []
     sources = sources_for(config, backend)
     stable = stable_abi_version(config, backend)
-    uid = source_uid(sources, [backend, *archs, str(stable)])
+    uid = source_uid(sources, [backend, *archs, str(stable)] + ([cross.machine] if cross else []))
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
 
     import torch
 
     # Objects per torch version: builds against two torches (the test venv, the release
     # venv) neither share nor keep rebuilding each other's objects.
-    object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / variant
-    library = compile_extension(ext_id, backend, sources, archs, stable, object_dir)
+    if cross:
+        object_dir = ROOT / ".cache" / "objects" / f"torch-{cross.torch_version}-{cross.machine}" / variant
+        library = cross_compile_extension(ext_id, backend, sources, archs, stable, object_dir, cross)
+    else:
+        object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / variant
+        library = compile_extension(ext_id, backend, sources, archs, stable, object_dir)
     variant_dir = args.build_dir.resolve() / variant
     write_variant(config, ext_id, backend, library, archs, variant_dir)
     print(variant_dir)
