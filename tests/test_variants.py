@@ -191,3 +191,96 @@ def test_kernels_picks_intended_variant(case: Case):
             assert case.refuses[name] in decision.reason
         else:
             assert isinstance(decision, VariantAccepted), f"{name} should be accepted, got {decision}"
+
+
+# ---- aarch64 Linux (Grace Hopper/Blackwell, DGX Spark, Graviton, Ampere Altra) ----------
+# The release set's two aarch64 variants, cross-built here (scripts/release_set.py). On an
+# aarch64 system the x86_64 variants are refused for their CPU, which kernels checks first.
+ARM_CPU = "torch-stable-abi211-cpu-aarch64-linux"
+ARM_CU130 = "torch-stable-abi211-cu130-aarch64-linux"
+ARM_RELEASE = (ARM_CPU, ARM_CU130)
+ON_ARM = {CPU: "CPU (x86_64) does not match system CPU (aarch64)",
+          CU130: "CPU (x86_64) does not match system CPU (aarch64)"}
+ARM_BOTH_TORCH_TOO_OLD = {ARM_CPU: TORCH_TOO_OLD, ARM_CU130: TORCH_TOO_OLD}
+
+
+def arm(torch_version: str, backend: str) -> System:
+    return System(torch_version, backend, arch="aarch64")
+
+
+# fmt: off
+ARM_CASES = [
+    *(Case(arm(t, "cpu"), ARM_CPU, {**ON_ARM, ARM_CU130: wrong_backend("cu130", "cpu")}, also_offered=ARM_RELEASE)
+      for t in ("2.11", "2.12", "2.13", "2.14", "2.15")),
+    *(Case(arm(t, cuda), ARM_CU130, {**ON_ARM, ARM_CPU: wrong_backend("cpu", cuda)}, also_offered=ARM_RELEASE)
+      for t in ("2.11", "2.12", "2.13", "2.14", "2.15") for cuda in ("cu130", "cu132")),
+    Case(arm("2.13", "cu130"), ARM_CPU, {**ON_ARM, ARM_CU130: wrong_backend("cu130", "cpu")},
+         asks_backend="cpu", also_offered=ARM_RELEASE),
+    # CUDA 12 on aarch64 is not built (out of scope); torch 2.10 predates the stable ABI.
+    Case(arm("2.13", "cu128"), None, {**ON_ARM, ARM_CPU: wrong_backend("cpu", "cu128"), ARM_CU130: cuda_too_old("12.8")},
+         also_offered=ARM_RELEASE),
+    Case(arm("2.10", "cu130"), None, {**ON_ARM, **ARM_BOTH_TORCH_TOO_OLD}, also_offered=ARM_RELEASE),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize("case", ARM_CASES, ids=lambda case: f"aarch64-{case}")
+def test_kernels_picks_intended_aarch64_variant(case: Case):
+    test_kernels_picks_intended_variant(case)
+
+
+def release_set():
+    """scripts/release_set.py, the one list of the variants the release builds."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "release_set" not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "scripts" / "release_set.py"
+        spec = importlib.util.spec_from_file_location("release_set", path)
+        sys.modules["release_set"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["release_set"])
+    return sys.modules["release_set"]
+
+
+def test_tables_cover_the_release_set():
+    assert sorted(v.name for v in release_set().RELEASE) == sorted(RELEASE + ARM_RELEASE)
+
+
+# aarch64 GPUs: after resolution kernels checks the ONE variant it picked against the GPU
+# (kernels.archs._check_arch_incompatibility, with the metadata's backend.archs) and raises
+# rather than fall back. The archs are those the release builds for aarch64.
+ARM_GPUS = [
+    ("GH200", (9, 0), True),
+    ("GB200", (10, 0), True),
+    ("GB10 (DGX Spark)", (12, 1), True),
+    ("A100 PCIe in an Arm server", (8, 0), True),
+    ("L40S in an Arm server", (8, 9), True),
+    ("T4G (AWS g5g)", (7, 5), False),  # sm_75 is not built
+]
+
+
+@pytest.mark.parametrize(("gpu", "capability", "served"), ARM_GPUS, ids=[g for g, _, _ in ARM_GPUS])
+def test_aarch64_cuda_variant_serves_gpu(gpu, capability, served, tmp_path):
+    import json
+
+    from kernels._rust import Metadata
+    from kernels.archs import _check_arch_incompatibility
+
+    archs = list(release_set().AARCH64_CUDA_ARCHS)
+    (tmp_path / "metadata.json").write_text(json.dumps({
+        "name": "relu", "id": "_relu_cuda_0000000", "version": 3, "license": "Apache-2.0",
+        "python-depends": [], "backend": {"type": "cuda", "archs": archs}}))
+    metadata = Metadata.read_from_file(tmp_path / "metadata.json")
+    with fake_system(arm("2.13", "cu130")):
+        picked, _ = resolve_variant([parse_variant(name) for name in RELEASE + ARM_RELEASE])
+    assert picked.variant_str == ARM_CU130
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch.version, "cuda", "13.0")
+        patch.setattr(torch.cuda, "is_available", lambda: True)
+        patch.setattr(torch.cuda, "get_device_capability", lambda *_: capability)
+        if served:
+            _check_arch_incompatibility(metadata, ARM_CU130)
+        else:
+            with pytest.raises(RuntimeError, match=f"CUDA capability {capability[0]}.{capability[1]}"):
+                _check_arch_incompatibility(metadata, ARM_CU130)
