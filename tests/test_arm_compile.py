@@ -1,8 +1,11 @@
 """The CPU kernel on aarch64: relu-cpu/relu_cpu.cpp cross-compiled with Debian's
 g++-aarch64-linux-gnu, as kernel-builder would compile it for an ARM variant (-DCPU_KERNEL,
 -O3, C++20, torch's headers), and every portable loop, which is what runs on ARM, holds
-16-byte NEON loads, stores and vector operations. Compiled only: nothing runs on ARM here."""
+16-byte NEON loads, stores and vector operations. Compiled only: the aarch64 variants run
+under emulation in scripts/test_aarch64.sh, which also points RELU_ARM_BINARY at each built
+aarch64 variant's library, so that the same checks read the binary that ran."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -38,10 +41,19 @@ Q_STORE = re.compile(r"^(str\s+q\d+|stp\s+q\d+|st1\s+\{v)")
 VECTOR_OP = re.compile(r"^(?!ld|st)\S+\s.*\bv\d+\.(16b|8h|4s|2d)\b")
 
 
+def objdump(path: Path) -> str:
+    dump = subprocess.run([CROSS_OBJDUMP, "-d", "-C", "--no-show-raw-insn", str(path)],
+                          capture_output=True, text=True, check=True)
+    assert "file format elf64-littleaarch64" in dump.stdout
+    return dump.stdout
+
+
 @pytest.fixture(scope="module")
 def disassembly(tmp_path_factory) -> str:
     if not (shutil.which(CROSS_CXX) and shutil.which(CROSS_OBJDUMP)):
         pytest.skip(f"no aarch64 cross compiler; install it with: {INSTALL}")
+    if os.environ.get("RELU_ARM_BINARY"):
+        return objdump(Path(os.environ["RELU_ARM_BINARY"]))
     obj = tmp_path_factory.mktemp("arm") / "relu_cpu.o"
     includes = [arg for path in torch.utils.cpp_extension.include_paths() for arg in ("-isystem", path)]
     command = [CROSS_CXX, "-std=c++20", "-O3", "-fPIC", "-DCPU_KERNEL", "-Wall", "-Werror",
@@ -50,10 +62,7 @@ def disassembly(tmp_path_factory) -> str:
                f"-I{ROOT}", *includes, "-c", str(ROOT / "relu-cpu" / "relu_cpu.cpp"), "-o", str(obj)]
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, f"{' '.join(command)}\n{built.stderr[-6000:]}"
-    dump = subprocess.run([CROSS_OBJDUMP, "-d", "-C", "--no-show-raw-insn", str(obj)],
-                          capture_output=True, text=True, check=True)
-    assert "file format elf64-littleaarch64" in dump.stdout
-    return dump.stdout
+    return objdump(obj)
 
 
 def functions(disassembly: str) -> dict[str, list[str]]:
