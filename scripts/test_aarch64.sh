@@ -31,14 +31,12 @@ TESTS=(tests/test_contract.py tests/test_new_dtypes.py tests/test_autograd.py te
        tests/test_package.py tests/test_release.py tests/test_kernelize.py tests/test_variants.py)
 SELECT=(-k "not compile")
 
-build_aarch64() {  # build_aarch64 <checkout> <snapshot> [cuda archs...]: both aarch64 variants, staged
-  local checkout=$1 snapshot=$2; shift 2
-  local variants=() name args
+build_aarch64() {  # build_aarch64 <snapshot>: both aarch64 variants of the release set, staged
+  local snapshot=$1 variants=() name args
   while read -r name args; do
     [[ $name == *-aarch64-linux ]] || continue
-    if [ $# -gt 0 ] && [[ $args == *--cuda-archs* ]]; then args="${args%%--cuda-archs*} --cuda-archs $*"; fi
     # shellcheck disable=SC2086
-    variants+=("$("$PYTHON" "$checkout/scripts/build_variant.py" $args --build-dir "$checkout/.cache/aarch64-build" | tail -1)")
+    variants+=("$("$PYTHON" scripts/build_variant.py $args --build-dir .cache/aarch64-build | tail -1)")
   done < <("$PYTHON" scripts/release_set.py)
   "$PYTHON" scripts/stage_release.py "$snapshot" "${variants[@]}" >/dev/null
 }
@@ -54,7 +52,7 @@ emulated_pytest() {  # emulated_pytest <snapshot> <log> pytest-args...
 SNAPSHOT=${1:-}
 if [ -z "$SNAPSHOT" ]; then
   SNAPSHOT=.cache/aarch64-snapshot
-  build_aarch64 . "$SNAPSHOT"
+  build_aarch64 "$SNAPSHOT"
 fi
 SNAPSHOT=$(cd "$SNAPSHOT" && pwd)
 
@@ -73,6 +71,7 @@ EOF
 cat "$RESULTS/isa.txt"
 # The shipped binaries' portable loops hold NEON loads, stores and vector operations.
 for so in "$SNAPSHOT"/build/*-aarch64-linux/*.abi3.so; do
+  echo "# RELU_ARM_BINARY=${so#"$SNAPSHOT"/} pytest tests/test_arm_compile.py"
   RELU_ARM_BINARY=$so "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_arm_compile.py
 done >"$RESULTS/neon.log" 2>&1
 tail -1 "$RESULTS/neon.log"
