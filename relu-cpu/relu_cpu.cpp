@@ -15,8 +15,8 @@
 #include <type_traits>
 
 #include "relu-common/relu_element.h"
-#include "torch-ext/relu_dtypes.h"
-#include "torch-ext/torch_binding.h"
+#include "relu-common/relu_dtypes.h"
+#include "relu-common/backend_entry_points.h"
 
 namespace {
 

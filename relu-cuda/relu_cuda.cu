@@ -1,5 +1,6 @@
-// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h), and the
-// entry points of the strided passes, whose kernels are in strided.cuh.
+// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda
+// (relu-common/backend_entry_points.h), and the entry points of the strided passes, whose
+// kernels are in strided.cuh.
 //
 // Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
@@ -24,8 +25,8 @@
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided.cuh"
-#include "torch-ext/relu_dtypes.h"
-#include "torch-ext/torch_binding.h"
+#include "relu-common/relu_dtypes.h"
+#include "relu-common/backend_entry_points.h"
 
 namespace relu_kernel {
 

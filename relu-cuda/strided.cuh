@@ -1,6 +1,7 @@
 // CUDA backend, strided passes: relu_strided_cuda and relu_backward_strided_cuda
-// (torch-ext/torch_binding.h) over operands that are not one dense block each (a chunk
-// x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without a copy.
+// (relu-common/backend_entry_points.h) over operands that are not one dense block each (a
+// chunk x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without
+// a copy.
 //
 // Read this first. TensorIterator (torch.relu on such views) finds each element's offsets
 // from its linear index, one division per dimension per element, and moves one element per
@@ -36,7 +37,7 @@
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided_index.h"
-#include "torch-ext/torch_binding.h"
+#include "relu-common/strided_layout.h"
 
 namespace relu_kernel {
 
