@@ -18,8 +18,8 @@ from ._ops import add_op_namespace_prefix, ops
 _relu = ops.relu.default
 _relu_out = ops.relu_out.default
 # What an OpOverload call runs, minus its Python __call__ frame (`return self._op(*args)` on
-# torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x) of 1024 floats on the dev CPU (Zen 3;
-# benchmarks/abi_compare.py). Eager no-grad calls only: Dynamo traces OpOverloads, not these.
+# torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x) of 1024 floats on the dev CPU (Zen 3).
+# Eager no-grad calls only: Dynamo traces OpOverloads, not these.
 _relu_eager = _relu._op
 _relu_out_eager = _relu_out._op
 _relu_backward = ops.relu_backward.default
@@ -75,9 +75,9 @@ def _relu_backward_differentiable(grad_out: torch.Tensor, result: torch.Tensor) 
 
 # ---- Under torch.compile: relu's definition in aten ops instead of the op. The op is opaque
 # to Inductor, which then cannot fuse relu with x's producer or the result's consumers:
-# compiled, relu(x).square() took twice torch.relu's time on the H200 (issue 12;
-# benchmarks/compile_blocks.py). where(x > 0, x, 0) is the definition itself: x's dtype, NaN
-# and -0.0 to +0 (x > 0 is false there). Which dtypes take which form: _dtypes.py.
+# compiled, relu(x).square() took twice torch.relu's time on the H200. where(x > 0, x, 0) is
+# the definition itself: x's dtype, NaN and -0.0 to +0 (x > 0 is false there). Which dtypes
+# take which form: _dtypes.py.
 
 # Bound once, like the ops above; Dynamo folds it to True while it traces relu. It adds
 # 10-50 ns to an eager relu(x) of 1024 floats (2.7 us on the 2-core dev VM), where
@@ -176,8 +176,7 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
         if _is_dynamo_compiling():
             return _relu_traced(x, out)
         # The gradient tests below are _records_gradient() written out: this is the path of
-        # every eager call, and at small sizes a Python call is a measurable part of it
-        # (benchmarks/abi_compare.py).
+        # every eager call, and at small sizes a Python call is a measurable part of it.
         if out is None:
             if (x.requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0:
                 return _relu_differentiable(x)
