@@ -84,28 +84,25 @@ inline bool has_gradient(ScalarType dtype) {
   }
 }
 
+// The table's names, ", "-joined in its order: every dtype, or those with a gradient only.
+inline std::string joined_dtype_names(bool with_gradient_only) {
+  std::string text;
+#define RELU_NAME_ROW(scalar_type, format, name) \
+  if (!with_gradient_only || format::kHasGradient) text += text.empty() ? name : ", " name;
+  RELU_DTYPE_TABLE(RELU_NAME_ROW)
+#undef RELU_NAME_ROW
+  return text;
+}
+
 // "float32, float16, ..., uint64": the accepted dtypes, for error messages.
 inline const std::string& supported_dtype_names() {
-  static const std::string names = [] {
-    std::string text;
-#define RELU_NAME_ROW(scalar_type, format, name) text += text.empty() ? name : ", " name;
-    RELU_DTYPE_TABLE(RELU_NAME_ROW)
-#undef RELU_NAME_ROW
-    return text;
-  }();
+  static const std::string names = joined_dtype_names(false);
   return names;
 }
 
 // "float32, float16, bfloat16, float64": the dtypes with a gradient, for error messages.
 inline const std::string& gradient_dtype_names() {
-  static const std::string names = [] {
-    std::string text;
-#define RELU_GRADIENT_NAME_ROW(scalar_type, format, name) \
-  if (format::kHasGradient) text += text.empty() ? name : ", " name;
-    RELU_DTYPE_TABLE(RELU_GRADIENT_NAME_ROW)
-#undef RELU_GRADIENT_NAME_ROW
-    return text;
-  }();
+  static const std::string names = joined_dtype_names(true);
   return names;
 }
 
