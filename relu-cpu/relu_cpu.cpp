@@ -14,9 +14,9 @@
 #include <string>
 #include <type_traits>
 
-#include "relu-common/relu_element.h"
-#include "relu-common/relu_dtypes.h"
 #include "relu-common/backend_entry_points.h"
+#include "relu-common/relu_dtypes.h"
+#include "relu-common/relu_element.h"
 
 namespace {
 

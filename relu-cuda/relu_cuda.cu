@@ -19,14 +19,14 @@
 // no allocation and no host synchronisation, so the op can be captured in a CUDA graph.
 #include <cuda_runtime.h>
 
+#include "relu-common/backend_entry_points.h"
+#include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
 #include "relu-cuda/cuda_check.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided.cuh"
-#include "relu-common/relu_dtypes.h"
-#include "relu-common/backend_entry_points.h"
 
 namespace relu_kernel {
 

@@ -31,12 +31,12 @@
 
 #include <cuda_runtime.h>
 
+#include "relu-common/strided_layout.h"
 #include "relu-cuda/cuda_check.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided_index.h"
-#include "relu-common/strided_layout.h"
 
 namespace relu_kernel {
 

@@ -18,10 +18,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "relu-common/backend_entry_points.h"
+#include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
 #include "relu-xpu/relu_xpu_items.h"
-#include "relu-common/relu_dtypes.h"
-#include "relu-common/backend_entry_points.h"
 
 // torch's current XPU stream of a device, as a pointer to its sycl::queue: torch's
 // shim_xpu.cpp sets *ret_stream = &at::xpu::getCurrentXPUStream(device_index).queue(), a
