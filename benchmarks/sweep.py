@@ -379,10 +379,6 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
                                 samples_us=[round(v * 1e6, 4) for v in values],
                                 calls_per_sample=calls[name], footprint_bytes=footprint))
 
-    def sets_of(mode: str):
-        count = rotations[mode]
-        return buffers.sets[:1] if count == 1 else buffers.sets[:count]
-
     host_min = args.min_sample_ms * 1e-3
     # Host-timed: CPU, every mode; CUDA, eager (hot set only), unless graph replay alone.
     host_modes = list(rotations) if device == "cpu" else ([] if args.l2_band else ["eager"])
@@ -402,7 +398,7 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
 
     if device == "cuda" and point.op != "latency":
         for mode in rotations:
-            sets = sets_of(mode)
+            sets = buffers.sets[:rotations[mode]]
             samplers = {}
             for peer in good:
                 try:
