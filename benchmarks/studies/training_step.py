@@ -75,27 +75,27 @@ def kernelizable_relu():
 
 
 class CheckoutLayerRepository:
-    """A kernels layer repository for this checkout's build of one backend. kernels'
-    LocalLayerRepository loads the machine's default backend (CUDA on a GPU machine); this
-    one names it, so a CPU run on a GPU machine measures the CPU kernel."""
+    """A kernels layer repository for a checkout's (or variant's) build of one backend.
+    kernels' LocalLayerRepository loads the machine's default backend (CUDA on a GPU
+    machine); this one names it, so a CPU run on a GPU machine measures the CPU kernel."""
 
-    def __init__(self, backend: str):
-        self.backend = backend
+    def __init__(self, path: Path, backend: str):
+        self.path, self.backend = path, backend
         self.layer_name = "ReLU"
 
     def load(self):
         from kernels import get_local_kernel
 
-        return get_local_kernel(ROOT, backend=self.backend).layers.ReLU
+        return get_local_kernel(self.path, backend=self.backend).layers.ReLU
 
     def __str__(self):
-        return f"{ROOT} ({self.backend} build), layer ReLU"
+        return f"{self.path} ({self.backend} build), layer ReLU"
 
 
-def kernelized(model: nn.Module, device: str) -> nn.Module:
+def kernelized(model: nn.Module, device: str, path: Path) -> nn.Module:
     from kernels import Mode, kernelize, use_kernel_mapping
 
-    with use_kernel_mapping({"ReLU": {device: CheckoutLayerRepository(device)}}, inherit_mapping=False):
+    with use_kernel_mapping({"ReLU": {device: CheckoutLayerRepository(path, device)}}, inherit_mapping=False):
         kernelize(model, mode=Mode.TRAINING, device=device, use_fallback=False)
     # The kernel maps NaN to 0 where nn.ReLU keeps it: proof the forward was replaced.
     probe = torch.tensor([float("nan"), 1.0], device=device)
@@ -144,7 +144,7 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
     dtype = getattr(torch, dtype_name)
     torch.manual_seed(0)
     plain_block = MLPBlock(width, kernelizable_relu()).to(device=device, dtype=dtype)
-    kernel_block = kernelized(copy.deepcopy(plain_block), device)
+    kernel_block = kernelized(copy.deepcopy(plain_block), device, args.kernel)
     if workload == "mlp_block":
         plain, kernel = plain_block, kernel_block
         x = torch.randn(tokens, width, device=device, dtype=dtype, requires_grad=True)
@@ -185,6 +185,8 @@ def main() -> None:
     parser.add_argument("--min-sample-ms", type=float, default=None, help="default CPU 100, CUDA 20")
     parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
     parser.add_argument("--out", type=Path, default=None, help="default results/<device>/training_step.json")
+    parser.add_argument("--kernel", type=Path, default=ROOT,
+                        help="a checkout, its build/ or one variant directory (default: this checkout)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -198,7 +200,7 @@ def main() -> None:
 
     from kernels import get_local_kernel
 
-    ops = get_local_kernel(ROOT, backend=device)._ops.ops
+    ops = get_local_kernel(args.kernel, backend=device)._ops.ops
     out = args.out or ROOT / "results" / device_label(device) / "training_step.json"
     meta = {
         "command": "python benchmarks/studies/training_step.py " + " ".join(sys.argv[1:]),
