@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from conftest import ROOT, VARIANT_DIRS
 
@@ -53,13 +54,30 @@ print("RESULTS " + json.dumps(results))
 """
 
 
-SMOKE_RUNS = ["sweep.py", "views.py", "studies/call_path.py", "studies/new_dtypes.py", "studies/training_step.py"]
+CPU_SMOKE = ["sweep.py", "views.py", "studies/call_path.py", "studies/new_dtypes.py", "studies/training_step.py"]
+# Where a GPU is (the H200 suite): the GPU paths too (graph replay, the queued sampler, Triton).
+CUDA_SMOKE = ["sweep.py", "views.py", "studies/new_dtypes.py", "studies/compile_blocks.py", "studies/training_step.py"]
+SMOKE = [("cpu", name) for name in CPU_SMOKE] + [("cuda", name) for name in CUDA_SMOKE] * torch.cuda.is_available()
 
 
-def smoke_runs(out: Path) -> dict[str, list[str]]:
-    """SMOKE_RUNS' arguments: a tiny CPU run of each script that times something."""
-    kernel = str(VARIANT_DIRS["cpu"])
+def smoke_runs(out: Path, device: str) -> dict[str, list[str]]:
+    """Arguments of a tiny run of each script that times something, on `device`."""
+    kernel = str(VARIANT_DIRS[device])
+    out = out / device
     quiet = ["--quiet-share", "1"]  # a smoke run does not wait for a quiet machine
+    if device == "cuda":
+        return {
+            "sweep.py": ["--device", "cuda", "--l2-band", "--quick", "--dtypes", "bfloat16", "--sizes", "1MiB",
+                         "--repeats", "1", "--kernel", kernel, "--out", str(out / "sweep")],
+            "views.py": ["--device", "cuda", "--quick", "--dtypes", "int8", "--views", "chunk", "--repeats", "1",
+                         "--kernel", kernel, "--out", str(out / "views")],
+            "studies/new_dtypes.py": ["--device", "cuda", "--kernel", kernel, "--dtypes", "uint16", "float8_e4m3fn",
+                                      "--sizes", "1", "--repeats", "1", "--out", str(out / "new_dtypes")],
+            "studies/compile_blocks.py": ["--device", "cuda", "--quick", "--kernel", kernel, "--blocks", "square",
+                                          "--repeats", "1", "--calls", "1", "--out", str(out / "compile_blocks")],
+            "studies/training_step.py": ["--device", "cuda", "--quick", "--kernel", kernel, "--repeats", "1",
+                                         "--min-sample-ms", "1", "--out", str(out / "training_step.json")],
+        }
     return {
         "sweep.py": ["--device", "cpu", "--l2-band", "--quick", "--dtypes", "float32", "--sizes", "256KiB",
                      "--repeats", "1", "--min-sample-ms", "0.2", *quiet, "--kernel", kernel, "--out", str(out / "sweep")],
@@ -90,9 +108,9 @@ def script_runs(tmp_path_factory):
     smoke sweep; all in one interpreter."""
     out = tmp_path_factory.mktemp("studies")
     runs = [(f"help {name_of(p)}", str(p), ["--help"] if has_main(p) else [], has_main(p)) for p in SCRIPTS]
-    argvs = smoke_runs(out)
-    runs += [(f"smoke {name}", str(BENCHMARKS / name), argvs[name], True) for name in SMOKE_RUNS]
-    sweep_json = str(out / "sweep" / "sweep.json")
+    argvs = {device: smoke_runs(out, device) for device in {device for device, _ in SMOKE}}
+    runs += [(f"smoke {device} {name}", str(BENCHMARKS / name), argvs[device][name], True) for device, name in SMOKE]
+    sweep_json = str(out / "cpu" / "sweep" / "sweep.json")
     runs += [("report sweep", str(BENCHMARKS / "report.py"), [sweep_json], True),
              ("plot sweep", str(BENCHMARKS / "plot.py"), [sweep_json], True)]
     return out, run_driver(runs)
@@ -107,16 +125,16 @@ def test_parses_arguments(script_runs, script):
         assert "usage:" in result["stdout"], result["stdout"]
 
 
-@pytest.mark.parametrize("name", SMOKE_RUNS)
-def test_smoke_run(script_runs, name):
+@pytest.mark.parametrize("device, name", SMOKE, ids=[f"{d}-{n}" for d, n in SMOKE])
+def test_smoke_run(script_runs, device, name):
     _, results = script_runs
-    result = results[f"smoke {name}"]
+    result = results[f"smoke {device} {name}"]
     assert result["exit"] == 0, result["error"]
 
 
 def test_l2_band_sweep_and_its_report(script_runs):
     out, results = script_runs
-    data = json.loads((out / "sweep" / "sweep.json").read_text())
+    data = json.loads((out / "cpu" / "sweep" / "sweep.json").read_text())
     measured = {(r["mode"], r["peer"]) for r in data["records"] if "us" in r}
     peers = {"relu_out", "copy_", "clamp_min_out", "relu", "torch.relu"}
     assert measured == {(mode, peer) for mode in ("hot", "rot") for peer in peers}, measured
@@ -129,7 +147,21 @@ def test_l2_band_sweep_and_its_report(script_runs):
     assert "Plain Triton peer: not measured" in table
     plot = results["plot sweep"]
     assert plot["exit"] == 0, plot["error"]
-    assert (out / "sweep" / "sweep_rot.png").stat().st_size > 0
+    assert (out / "cpu" / "sweep" / "sweep_rot.png").stat().st_size > 0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU: the Triton peer and graph replay run on CUDA only")
+def test_cuda_l2_band_sweep_times_triton(script_runs):
+    """On a GPU the L2-band smoke sweep times every plain Triton config, hot and rot, by
+    graph replay of 40 calls (rot: rounded up to whole laps of its sets)."""
+    out, _ = script_runs
+    data = json.loads((out / "cuda" / "sweep" / "sweep.json").read_text())
+    assert not [r for r in data["records"] if "error" in r], [r for r in data["records"] if "error" in r]
+    timed = {(r["mode"], r["peer"]): r for r in data["records"] if "us" in r}
+    configs = [p for _, p in timed if p.startswith("triton_")]
+    assert len(set(configs)) == 6 and {m for m, _ in timed} == {"hot", "rot"}, sorted(timed)
+    assert timed[("hot", "relu_out")]["calls_per_sample"] == 40, timed[("hot", "relu_out")]
+    assert timed[("rot", "relu_out")]["calls_per_sample"] >= 40
 
 
 def test_report_takes_the_fastest_triton_config(tmp_path):
