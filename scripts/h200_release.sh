@@ -12,15 +12,15 @@
 # files name a stale commit. Stages:
 #   tests    the whole suite ($RELU_H200_TESTS: a part) on relu-build/     -> tests.log
 #   bench    kernels benchmark on relu-build/                              -> kernels-benchmark.{json,log}
-#   compare  this build beside the full-ABI main built here (abi_compare)  -> abi_compare_cuda.json
-#   compile  torch.compile blocks (benchmarks/compile_blocks.py)           -> compile-blocks/
-#   dtypes   float8 / wide unsigned vs the upcast path (new_dtypes.py)     -> new-dtypes/
+#   compare  this build beside the full-ABI main built here (studies/abi_compare) -> abi_compare_cuda.json
+#   compile  torch.compile blocks (benchmarks/studies/compile_blocks.py)   -> compile-blocks/
+#   dtypes   float8 / wide unsigned vs the upcast path (studies/new_dtypes) -> new-dtypes/
 #   sweep    like-for-like sweep subset (sweep.py, $RELU_SWEEP_ARGS)       -> like-for-like/
+#   l2band   the L2 band alone (sweep.py --l2-band; report.py's table)     -> l2-band/{sweep.json,report.md}
 #   views    non-dense views vs torch, GPU time (benchmarks/views.py)       -> views/
-#   cpuband  the host CPU: why the loop trails torch (cpu_band.py)         -> cpu-<isa>/band.json
 #   cpusweep the host CPU: like-for-like sweep ($RELU_CPU_SWEEP_ARGS)      -> cpu-<isa>/sweep.json
 #   cpuviews the host CPU: views vs torch (views.py --device cpu)          -> cpu-<isa>/views.json
-#   cpucall  the host CPU: a small call's layers (call_path.py)            -> cpu-<isa>/call_path.json
+#   cpucall  the host CPU: a small call's layers (studies/call_path.py)    -> cpu-<isa>/call_path.json
 # Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
 # it measured (the device returns at most 8 files).
 set -uo pipefail
@@ -59,21 +59,24 @@ for stage in $stages; do
       tail -12 "$OUT/kernels-benchmark.log" ;;
     compare)
       wait $baseline || { tail -20 /tmp/baseline_build.log; exit 1; }
-      python3 benchmarks/abi_compare.py --new $kernel --old .baseline/build/torch211-cxx11-cu130-x86_64-linux \
+      python3 benchmarks/studies/abi_compare.py --new $kernel --old .baseline/build/torch211-cxx11-cu130-x86_64-linux \
         --device cuda --out "$OUT" 2>&1 | tail -3 ;;
-    compile) python3 benchmarks/compile_blocks.py --device cuda --kernel $kernel --out "$OUT/compile-blocks" 2>&1 | tail -5 ;;
-    dtypes) python3 benchmarks/new_dtypes.py --device cuda --kernel $kernel --out "$OUT/new-dtypes" 2>&1 | tail -5 ;;
+    compile) python3 benchmarks/studies/compile_blocks.py --device cuda --kernel $kernel --out "$OUT/compile-blocks" 2>&1 | tail -5 ;;
+    dtypes) python3 benchmarks/studies/new_dtypes.py --device cuda --kernel $kernel --out "$OUT/new-dtypes" 2>&1 | tail -5 ;;
     # sweep.py loads the checkout's build/: the release binaries, unchanged.
     sweep) mkdir -p build && cp -r relu-build/build/. build/ &&
            python3 benchmarks/sweep.py --device cuda ${RELU_SWEEP_ARGS:-} --out "$OUT/like-for-like" 2>&1 | tail -5 ;;
+    l2band) mkdir -p "$OUT/l2-band" &&
+            python3 benchmarks/sweep.py --device cuda --l2-band --kernel relu-build --out "$OUT/l2-band" 2>&1 | tail -5 &&
+            python3 benchmarks/report.py "$OUT/l2-band/sweep.json" > "$OUT/l2-band/report.md" &&
+            sed -n '/^\*\*L2 band/,$p' "$OUT/l2-band/report.md" | head -80 ;;
     views) mkdir -p build && cp -r relu-build/build/. build/ &&
            python3 benchmarks/views.py --device cuda --out "$OUT/views" 2>&1 | tail -40 ;;
-    # The host's CPU, named by its ISA (the same binaries; the study compiles its own variants).
-    cpuband) python3 benchmarks/cpu_band.py ${RELU_CPU_BAND_ARGS:-} --out "$OUT/$(cpu_dir)/band.json" 2>&1 | tail -80 ;;
+    # The host's CPU, named by its ISA (the same binaries).
     cpusweep) mkdir -p build && cp -r relu-build/build/. build/ &&
               python3 benchmarks/sweep.py --device cpu ${RELU_CPU_SWEEP_ARGS:-} --out "$OUT/$(cpu_dir)" 2>&1 | tail -3 &&
               python3 benchmarks/report.py "$OUT/$(cpu_dir)/sweep.json" > "$OUT/$(cpu_dir)/report.md" ;;
-    cpucall) python3 benchmarks/call_path.py --kernel relu-build/build/torch-stable-abi211-cpu-x86_64-linux \
+    cpucall) python3 benchmarks/studies/call_path.py --kernel relu-build/build/torch-stable-abi211-cpu-x86_64-linux \
                --out "$OUT/$(cpu_dir)/call_path.json" 2>&1 | tail -30 ;;
     cpuviews) mkdir -p build && cp -r relu-build/build/. build/ &&
               python3 benchmarks/views.py --device cpu --out "$OUT/$(cpu_dir)" 2>&1 | tail -40 ;;
