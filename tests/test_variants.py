@@ -267,3 +267,24 @@ def test_gpu_is_served_as_the_table_says(variant, gpu, tmp_path):
     else:
         outcome = JIT
     assert outcome == GPU_TABLE[gpu][CUDA_VARIANTS.index(variant)], f"{gpu} on {variant}: archs {archs}"
+
+
+@pytest.mark.parametrize(("told", "expected"), [(None, "cu130"), ("12.8", "cu128")])
+def test_kernels_sees_the_cuda_it_is_told(told, expected):
+    """tests/kernels_sees_cuda, which the cu12x runs (scripts/release.sh, h200_release.sh)
+    put first on PYTHONPATH: a fresh interpreter's kernels reports the CUDA it is told, and
+    torch's own when told none."""
+    import os
+    import subprocess
+
+    tests = Path(__file__).resolve().parent
+    path = [str(tests / "kernels_sees_cuda"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env.pop("RELU_TEST_KERNELS_CUDA", None)
+    if told:
+        env["RELU_TEST_KERNELS_CUDA"] = told
+    # A CUDA 13.0 torch as far as kernels can tell, whatever torch runs the test.
+    script = "import torch; torch.version.cuda = '13.0'; import kernels.backends as b; print(b._backend().variant_str)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
