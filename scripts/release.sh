@@ -12,7 +12,7 @@
 # kernel-builder's rule. No GPU is needed: the suite runs the variants kernels picks here
 # (cpu, cu130) on CPU tensors, then a second pass the variants of another CUDA major (cu124)
 # as a CUDA 12 torch would pick them (tests/kernels_sees_cuda); the CUDA tests run where a GPU
-# is (scripts/h200_release.sh, scripts/h200_cu12.sh).
+# is (scripts/h200_release.sh, stages cu12 and ptx70).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RELEASE_TORCH=2.14.1

@@ -1,7 +1,7 @@
 """Put this folder first on PYTHONPATH with RELU_TEST_KERNELS_CUDA=12.8 (say), and in every
 Python process of the run `kernels` takes torch's CUDA for 12.8 when it picks a variant:
 the suite then tests a cu12x variant under a torch built for CUDA 13, the only torch >= 2.11
-on the reachable registry (scripts/h200_cu12.sh, scripts/release.sh). Only kernels' backend
+on the reachable registry (scripts/release.sh, scripts/h200_release.sh). Only kernels' backend
 detection changes (kernels.backends._backend, which its resolver and `backend=` handling
 call): torch, the CUDA runtime the process loads and the GPU are what they are.
 
