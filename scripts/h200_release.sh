@@ -28,9 +28,10 @@
 # torch (CUDA 13) beside its own libcudart.so.12, as a cu12x torch's process holds it, with
 # kernels told that torch's CUDA is 12.8 (tests/kernels_sees_cuda) so that it picks cu124:
 #   cu12     the suite's CUDA-device tests on cu124 (its sm_90 cubin)      -> cu12-tests.log
-#   ptx70    the same minus the slow ones on a cu124 build of compute_70 PTX only, which the
-#            driver JIT-compiles for sm_90: the code the sm_70/sm_75 cubins are assembled
-#            from (nothing in it branches on the arch), run on a GPU      -> ptx70.log
+#   ptx70    the same minus the slow ones on a cu124 build for 7.0+PTX (an sm_70 cubin,
+#            which sm_90 cannot run, and compute_70 PTX, which the driver JIT-compiles for
+#            it): the code the sm_70/sm_75 cubins are assembled from (nothing in it branches
+#            on the arch), run on a GPU                                   -> ptx70.log
 #   cu12compare  cu124 beside cu130 in one process (abi_compare.py)        -> abi_compare_cuda.json
 # Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
 # it measured (the device returns at most 8 files).
@@ -78,7 +79,7 @@ for stage in $stages; do
       status=$?
       tail -15 "$OUT/cu12-tests.log" ;;
     ptx70)
-      # CUDA_FORCE_PTX_JIT: the driver must take the PTX (the build holds no cubin anyway).
+      # CUDA_FORCE_PTX_JIT: the driver takes the PTX, never a cubin.
       cp -r relu-build/build/*-cpu-x86_64-linux .cache/sm70-ptx/build/ &&
         CUDA_FORCE_PTX_JIT=1 cu12_suite .cache/sm70-ptx -m "not slow" > "$OUT/ptx70.log" 2>&1
       status=$((status | $?))
