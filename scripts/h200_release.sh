@@ -28,10 +28,11 @@
 # torch (CUDA 13) beside its own libcudart.so.12, as a cu12x torch's process holds it, with
 # kernels told that torch's CUDA is 12.8 (tests/kernels_sees_cuda) so that it picks cu124:
 #   cu12     the suite's CUDA-device tests on cu124 (its sm_90 cubin)      -> cu12-tests.log
-#   ptx70    the same minus the slow ones on a cu124 build for 7.0+PTX (an sm_70 cubin,
-#            which sm_90 cannot run, and compute_70 PTX, which the driver JIT-compiles for
-#            it): the code the sm_70/sm_75 cubins are assembled from (nothing in it branches
-#            on the arch), run on a GPU                                   -> ptx70.log
+#   ptx70    the kernels' tests among those (dense, strided, every dtype, backward; not
+#            the slow ones) on a cu124 build for 7.0+PTX: an sm_70 cubin, which sm_90 cannot
+#            run, and compute_70 PTX, which the driver JIT-compiles for it. That PTX is what
+#            the sm_70/sm_75 cubins are assembled from (nothing in it branches on the arch),
+#            run on a GPU                                                  -> ptx70.log
 #   cu12compare  cu124 beside cu130 in one process (abi_compare.py)        -> abi_compare_cuda.json
 # Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
 # it measured (the device returns at most 8 files).
@@ -51,10 +52,10 @@ cat "$OUT/device.txt"
 kernel=relu-build/build/torch-stable-abi211-cu130-x86_64-linux
 stages=${RELU_H200_STAGES:-tests bench compare}
 cu12_runtime=$PWD/.cache/toolchains/cuda-12.4/lib64
-cu12_suite() {  # <prebuilt dir> <pytest arguments>...
+cu12_suite() {  # <prebuilt dir> <pytest arguments: test paths, options>...
   PYTHONPATH=$PWD/tests/kernels_sees_cuda:$PYTHONPATH RELU_TEST_KERNELS_CUDA=12.8 \
     LD_LIBRARY_PATH=$cu12_runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RELU_TEST_PREBUILT=$1 \
-    python3 -m pytest tests -q -rfs -p no:cacheprovider -k "cuda and not variant-on-cpu" "${@:2}"
+    python3 -m pytest -q -rfs -p no:cacheprovider -k "cuda and not variant-on-cpu" "${@:2}"
 }
 cpu_dir() { grep -q -w avx512bw /proc/cpuinfo && echo cpu-avx512 || echo cpu-avx2; }
 wants() { [[ " $stages " == *" $1 "* ]]; }
@@ -75,13 +76,14 @@ for stage in $stages; do
       { readelf -d relu-build/build/*-cu124-*/*.so | grep -E "NEEDED.*cudart"
         cuobjdump --list-elf --list-ptx relu-build/build/*-cu124-*/*.so .cache/sm70-ptx/build/*-cu124-*/*.so
         sha256sum .cache/sm70-ptx/build/*/*.so "$cu12_runtime/libcudart.so.12"; } >> "$OUT/device.txt" 2>&1
-      cu12_suite relu-build > "$OUT/cu12-tests.log" 2>&1
+      cu12_suite relu-build tests > "$OUT/cu12-tests.log" 2>&1
       status=$?
       tail -15 "$OUT/cu12-tests.log" ;;
     ptx70)
       # CUDA_FORCE_PTX_JIT: the driver takes the PTX, never a cubin.
       cp -r relu-build/build/*-cpu-x86_64-linux .cache/sm70-ptx/build/ &&
-        CUDA_FORCE_PTX_JIT=1 cu12_suite .cache/sm70-ptx -m "not slow" > "$OUT/ptx70.log" 2>&1
+        CUDA_FORCE_PTX_JIT=1 cu12_suite .cache/sm70-ptx -m "not slow" tests/test_cuda.py tests/test_contract.py \
+          tests/test_views.py tests/test_new_dtypes.py tests/test_autograd.py > "$OUT/ptx70.log" 2>&1
       status=$((status | $?))
       tail -15 "$OUT/ptx70.log" ;;
     cu12compare)
