@@ -365,9 +365,11 @@ def main() -> None:
 
     import torch
 
-    # Objects per torch version: builds against two torches (the test venv, the release
-    # venv) neither share nor keep rebuilding each other's objects.
-    object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / variant
+    # Objects per torch version and arch choice: builds against two torches (the test venv,
+    # the release venv), or of all archs and of a --cuda-archs few, neither share nor keep
+    # rebuilding each other's objects.
+    arch_choice = "" if args.cuda_archs is None else "-sm" + "_".join(a.replace("+PTX", "ptx") for a in archs)
+    object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / (variant + arch_choice)
     library = compile_extension(ext_id, backend, sources, archs, stable, object_dir)
     variant_dir = args.build_dir.resolve() / variant
     write_variant(config, ext_id, backend, library, archs, variant_dir)
