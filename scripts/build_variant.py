@@ -2,6 +2,7 @@
 kernel-builder produces (see README.md, "Building"), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
+                                    [--cuda-toolchain scripts/toolchains/cuda12.sh]
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
