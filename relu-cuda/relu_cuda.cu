@@ -1,5 +1,6 @@
-// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h), and the
-// entry points of the strided passes, whose kernels are in strided.cuh.
+// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda
+// (relu-common/backend_entry_points.h), and the entry points of the strided passes, whose
+// kernels are in strided.cuh.
 //
 // Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
@@ -24,8 +25,8 @@
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided.cuh"
-#include "torch-ext/relu_dtypes.h"
-#include "torch-ext/torch_binding.h"
+#include "relu-common/relu_dtypes.h"
+#include "relu-common/backend_entry_points.h"
 
 namespace relu_kernel {
 
@@ -33,7 +34,7 @@ namespace relu_kernel {
 // modulo 16, so `split` applies to all of them. Each thread loads all its vectors before
 // it computes and stores any: kVectors * kInputs loads in flight per thread.
 // In place (out == in[0]) is safe: each vector is read and written by the same thread.
-template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
+template <typename Op, int kVectors, CacheHint kHint>
 __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass,
                                      VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
@@ -62,11 +63,11 @@ __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
 #pragma unroll
-        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kLoad>(in[k] + first + j * threads);
+        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
       }
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
-        store_vector16<kStore>(out + first + j * threads, Op::vector(v[j]));
+        store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
       }
     } else {  // the grid's last, partial tile
 #pragma unroll
@@ -74,8 +75,8 @@ __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass
         const int64_t i = first + j * threads;
         if (i < n) {
 #pragma unroll
-          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kLoad>(in[k] + i);
-          store_vector16<kStore>(out + i, Op::vector(v[j]));
+          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
+          store_vector16<kHint>(out + i, Op::vector(v[j]));
         }
       }
     }
@@ -91,30 +92,15 @@ __global__ void elementwise_scalar(Pass<typename Op::Format, Op::kInputs> pass) 
   }
 }
 
-template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
+// The dense vector kernel for the policy's threads, grid and hint.
+template <typename Op>
 void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
                      const LaunchPolicy& policy, cudaStream_t stream) {
-  elementwise_vector16<Op, kVectors, kLoad, kStore>
-      <<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass, split);
+  visit_cache_hint(policy.hint, [&](auto hint) {
+    elementwise_vector16<Op, kVectorsPerThread, decltype(hint)::value>
+        <<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass, split);
+  });
   check_cuda(cudaGetLastError());
-}
-
-// The cache-hint pairs the policy may choose, each a compiled kernel.
-template <typename Op>
-void launch_chosen_vector16(const Pass<typename Op::Format, Op::kInputs>& pass,
-                            const VectorSplit& split, const LaunchPolicy& policy,
-                            cudaStream_t stream) {
-  if (policy.vectors_per_thread != kVectorsPerThread ||
-      policy.load_hint != policy.store_hint || policy.load_hint == CacheHint::kReadOnly) {
-    throw std::logic_error("relu: launch policy without a compiled kernel");
-  }
-  if (policy.load_hint == CacheHint::kStreaming && policy.store_hint == CacheHint::kStreaming) {
-    launch_vector16<Op, kVectorsPerThread, CacheHint::kStreaming, CacheHint::kStreaming>(
-        pass, split, policy, stream);
-  } else {
-    launch_vector16<Op, kVectorsPerThread, CacheHint::kDefault, CacheHint::kDefault>(
-        pass, split, policy, stream);
-  }
 }
 
 template <typename Op>
@@ -132,9 +118,9 @@ void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device
   if (same_misalignment) {
     const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes);
     const LaunchPolicy policy = choose_launch_policy(traits, split.vectors, Op::kInputs + 1);
-    launch_chosen_vector16<Op>(pass, split, policy, stream);
+    launch_vector16<Op>(pass, split, policy, stream);
   } else {
-    const LaunchPolicy policy = choose_scalar_launch_policy(traits, pass.n);
+    const LaunchPolicy policy = choose_scalar_launch_policy(pass.n);
     elementwise_scalar<Op><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass);
     check_cuda(cudaGetLastError());
   }
