@@ -1,7 +1,7 @@
-// How the CUDA kernels are launched: one function per decision (threads per block, the cache
-// hint, the grid; for a strided pass also which kernel and how many tiles per row), from the
-// device's properties and the size of the pass. The dense pass depends only on the element
-// count; a strided pass also on its row length.
+// How the CUDA kernels are launched: one function per decision (the dense kernel's form,
+// threads per block, the cache hint, the grid; for a strided pass also which kernel and how
+// many tiles per row), from the device's properties and the size of the pass. The dense pass
+// depends only on the element count; a strided pass also on its row length.
 //
 // Each constant carries the measurement that chose it, on the H200 (132 SMs, 60 MiB L2;
 // GPU time per call from CUDA-graph replay, float32 unless named); PERFORMANCE.md, "Why the
@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -59,8 +60,8 @@ struct LaunchPolicy {
 // The largest grid.x any CUDA device accepts.
 constexpr int64_t kMaxGridX = 2147483647;
 
-// 16-byte vectors each thread moves per loop trip, a template argument of the vector kernels:
-// 2 was 4% slower at 1 GiB cold (500.9 us with 1, 520.9 with 2) and never faster from 16 MiB.
+// 16-byte vectors each thread moves per loop trip in the streaming form and the strided row
+// kernels: 2 was 4% slower at 1 GiB cold (500.9 us with 1, 520.9 with 2).
 constexpr int kVectorsPerThread = 1;
 
 // Threads per block: 256 beat 128 at 1 MiB hot (1.76 vs 1.82 us) and 512 or 1024 at every size.
@@ -96,13 +97,69 @@ inline CacheHint cache_hint_for(const DeviceTraits& device, int64_t footprint_by
   return streaming ? CacheHint::kStreaming : CacheHint::kDefault;
 }
 
-// `vectors`: whole 16-byte vectors of each tensor (the head and tail elements ride along);
-// `tensors`: how many tensors the pass reads and writes (2 forward, 3 backward).
+// The streaming form's and the strided passes' threads, grid and hint. `vectors`: whole
+// 16-byte vectors of each tensor (the head and tail elements ride along); `tensors`: how many
+// tensors the pass reads and writes (2 forward, 3 backward).
 inline LaunchPolicy choose_launch_policy(const DeviceTraits& device, int64_t vectors,
                                          int tensors) {
   const int threads = threads_for(device, vectors);
   return LaunchPolicy{threads, blocks_for(vectors, int64_t(threads) * kVectorsPerThread),
                       cache_hint_for(device, vectors * kVectorBytes * tensors)};
+}
+
+// The dense vector kernel's compiled forms, each one kernel per op and format:
+//   kTile:   a pass that stays in the L2 (footprint below the streaming threshold): one tile
+//            per block, no loop, kTileVectors vectors per thread, kTileThreads, default hints;
+//   kStream: from the threshold up: a grid-stride loop over choose_launch_policy's grid,
+//            kVectorsPerThread per trip, streaming hints.
+enum class DenseForm : uint8_t { kTile, kStream };
+
+// 2 vectors x 128 threads, one tile per block, at 256 KiB-16 MiB (4 dtypes, hot and rotated):
+// 0.947x the time of 1 x 256 with a loop, geometric mean (bfloat16 4 MiB: 2.31 vs 2.59 us).
+constexpr int kTileVectors = 2;
+constexpr int kTileThreads = 128;
+
+template <DenseForm kForm>
+struct DenseFormTraits;
+template <>
+struct DenseFormTraits<DenseForm::kTile> {
+  static constexpr int kVectors = kTileVectors;
+  static constexpr bool kLoops = false;
+  static constexpr CacheHint kHint = CacheHint::kDefault;
+};
+template <>
+struct DenseFormTraits<DenseForm::kStream> {
+  static constexpr int kVectors = kVectorsPerThread;
+  static constexpr bool kLoops = true;
+  static constexpr CacheHint kHint = CacheHint::kStreaming;
+};
+
+// Calls fn(std::integral_constant<DenseForm, form>{}), as visit_cache_hint: a launcher
+// instantiates its kernel for every form here.
+template <typename Fn>
+void visit_dense_form(DenseForm form, Fn&& fn) {
+  switch (form) {
+    case DenseForm::kTile: return fn(std::integral_constant<DenseForm, DenseForm::kTile>{});
+    case DenseForm::kStream: return fn(std::integral_constant<DenseForm, DenseForm::kStream>{});
+  }
+}
+
+struct DensePolicy {
+  DenseForm form;
+  LaunchPolicy launch;  // its hint is always the form's
+};
+
+// The dense pass (arguments as choose_launch_policy's). The tile form's kernel does not loop,
+// so it is chosen only where its grid covers every vector.
+inline DensePolicy choose_dense_policy(const DeviceTraits& device, int64_t vectors, int tensors) {
+  const LaunchPolicy stream = choose_launch_policy(device, vectors, tensors);
+  constexpr int64_t kTileUnits = int64_t(kTileThreads) * kTileVectors;
+  if (stream.hint == CacheHint::kDefault && vectors <= kMaxGridX * kTileUnits) {
+    return DensePolicy{DenseForm::kTile,
+                       LaunchPolicy{kTileThreads, blocks_for(vectors, kTileUnits), CacheHint::kDefault}};
+  }
+  return DensePolicy{DenseForm::kStream,
+                     LaunchPolicy{stream.threads, stream.blocks, CacheHint::kStreaming}};
 }
 
 // Operands whose addresses differ modulo 16: one element per thread (a fallback for views

@@ -4,14 +4,16 @@
 //
 // Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
-//     relu_word16 / relu_backward_word16 (relu-common/relu_element.h): int8 through
-//     __vmaxs4, float16/bfloat16/float8 as bit patterns, float/double/int by compare and
-//     select, unsigned ints as a copy;
+//     relu_word16_gpu / relu_backward_word16 (relu_ops.cuh, relu-common/relu_element.h):
+//     int8 through __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit
+//     patterns, as float8), float/double/int by compare and select, unsigned ints as a copy;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
 //     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
 //     thread of block 0: the body itself has no per-element bound check;
-//   - the grid is a function of the element count only (launch_policy.h), with a loop in
-//     the kernel so that any count, above 2^31 elements too, is covered with 64-bit indices;
+//   - the grid and the kernel's form are functions of the element count only
+//     (launch_policy.h): one tile per block while the pass stays in the L2, else a
+//     grid-stride loop, so that any count, above 2^31 elements too, is covered (64-bit
+//     indices in both);
 //   - when the tensors' addresses differ modulo 16 (a view at an odd offset and a fresh
 //     output), no vector covers the same elements of both: a plain one-element-per-thread
 //     kernel runs instead. Correct and coalesced, slower for 1- and 2-byte dtypes.
@@ -30,11 +32,43 @@
 
 namespace relu_kernel {
 
-// The vector body plus block 0's head and tail. Every operand shares one misalignment
-// modulo 16, so `split` applies to all of them. Each thread loads all its vectors before
-// it computes and stores any: kVectors * kInputs loads in flight per thread.
-// In place (out == in[0]) is safe: each vector is read and written by the same thread.
+// One tile of `threads * kVectors` vectors from `base`: each thread loads all its vectors
+// before it computes and stores any (kVectors * kInputs loads in flight per thread).
 template <typename Op, int kVectors, CacheHint kHint>
+__device__ __forceinline__ void move_tile(const Vector16* const (&in)[Op::kInputs], Vector16* out,
+                                          int64_t base, int64_t n) {
+  constexpr int kInputs = Op::kInputs;
+  const int64_t threads = blockDim.x;
+  const int64_t first = base + threadIdx.x;
+  Vector16 v[kVectors][kInputs];
+  if (base + threads * kVectors <= n) {  // a whole tile: no bound checks
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) {
+#pragma unroll
+      for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
+    }
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) {
+      store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
+    }
+  } else {  // the grid's last, partial tile
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) {
+      const int64_t i = first + j * threads;
+      if (i < n) {
+#pragma unroll
+        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
+        store_vector16<kHint>(out + i, Op::vector(v[j]));
+      }
+    }
+  }
+}
+
+// The vector body plus block 0's head and tail. Every operand shares one misalignment
+// modulo 16, so `split` applies to all of them. kLoops: a grid-stride loop over tiles, else
+// one tile per block (the grid covers the tensor: choose_dense_policy).
+// In place (out == in[0]) is safe: each vector is read and written by the same thread.
+template <typename Op, int kVectors, CacheHint kHint, bool kLoops>
 __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass,
                                      VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
@@ -54,32 +88,14 @@ __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass
   }
   Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
   const int64_t n = split.vectors;
-  const int64_t threads = blockDim.x;
-  const int64_t tile = threads * kVectors;
-  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    const int64_t first = base + threadIdx.x;
-    Vector16 v[kVectors][kInputs];
-    if (base + tile <= n) {  // a whole tile: no bound checks
-#pragma unroll
-      for (int j = 0; j < kVectors; ++j) {
-#pragma unroll
-        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
-      }
-#pragma unroll
-      for (int j = 0; j < kVectors; ++j) {
-        store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
-      }
-    } else {  // the grid's last, partial tile
-#pragma unroll
-      for (int j = 0; j < kVectors; ++j) {
-        const int64_t i = first + j * threads;
-        if (i < n) {
-#pragma unroll
-          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
-          store_vector16<kHint>(out + i, Op::vector(v[j]));
-        }
-      }
+  const int64_t tile = int64_t(blockDim.x) * kVectors;
+  if constexpr (kLoops) {
+    for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+      move_tile<Op, kVectors, kHint>(in, out, base, n);
     }
+  } else {
+    const int64_t base = int64_t(blockIdx.x) * tile;
+    if (base < n) move_tile<Op, kVectors, kHint>(in, out, base, n);
   }
 }
 
@@ -92,13 +108,14 @@ __global__ void elementwise_scalar(Pass<typename Op::Format, Op::kInputs> pass) 
   }
 }
 
-// The dense vector kernel for the policy's threads, grid and hint.
+// The dense vector kernel of the policy's form, with its threads and grid.
 template <typename Op>
 void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
-                     const LaunchPolicy& policy, cudaStream_t stream) {
-  visit_cache_hint(policy.hint, [&](auto hint) {
-    elementwise_vector16<Op, kVectorsPerThread, decltype(hint)::value>
-        <<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass, split);
+                     const DensePolicy& policy, cudaStream_t stream) {
+  visit_dense_form(policy.form, [&](auto form) {
+    using Form = DenseFormTraits<decltype(form)::value>;
+    elementwise_vector16<Op, Form::kVectors, Form::kHint, Form::kLoops>
+        <<<unsigned(policy.launch.blocks), unsigned(policy.launch.threads), 0, stream>>>(pass, split);
   });
   check_cuda(cudaGetLastError());
 }
@@ -117,7 +134,7 @@ void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device
   const cudaStream_t stream = current_cuda_stream(device);
   if (same_misalignment) {
     const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes);
-    const LaunchPolicy policy = choose_launch_policy(traits, split.vectors, Op::kInputs + 1);
+    const DensePolicy policy = choose_dense_policy(traits, split.vectors, Op::kInputs + 1);
     launch_vector16<Op>(pass, split, policy, stream);
   } else {
     const LaunchPolicy policy = choose_scalar_launch_policy(pass.n);
