@@ -141,7 +141,7 @@ def test_run_point_records_failures_and_medians(monkeypatch):
     monkeypatch.setattr(study, "Buffers", lambda d, b, p: cuda_buffers(d, b, p, device="cpu"))
     monkeypatch.setattr(study, "capture", lambda fn, pairs, calls: fn)
     monkeypatch.setattr(study, "time_graphs",
-                        lambda graphs, calls, replays: [[3.0, 1.0, 2.0] for _ in graphs])
+                        lambda graphs, calls, replays, lead_in=True: [[3.0, 1.0, 2.0] for _ in graphs])
     good = study.Entry("where", "study",
                        lambda b: lambda i: torch.where(b.x[i] > 0, b.x[i], b.x[i].new_zeros(()), out=b.o[i]),
                        "relu")
