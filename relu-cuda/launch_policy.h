@@ -28,6 +28,7 @@ struct DeviceTraits {
   int sm_count = 0;
   int64_t l2_bytes = 0;
   int compute_capability = 0;  // major * 10 + minor
+  int max_threads_per_sm = 0;  // resident threads per SM: how many blocks one wave holds
 };
 
 inline const DeviceTraits& device_traits(int32_t device) {
@@ -38,12 +39,14 @@ inline const DeviceTraits& device_traits(int32_t device) {
     check_cuda(cudaGetDeviceCount(&count));
     traits.resize(size_t(count));
     for (size_t d = 0; d < traits.size(); ++d) {
-      int sms = 0, l2 = 0, major = 0, minor = 0;
+      int sms = 0, l2 = 0, major = 0, minor = 0, threads_per_sm = 0;
       check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, int(d)));
       check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, int(d)));
       check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, int(d)));
       check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, int(d)));
-      traits[d] = DeviceTraits{sms, l2, major * 10 + minor};
+      check_cuda(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                        int(d)));
+      traits[d] = DeviceTraits{sms, l2, major * 10 + minor, threads_per_sm};
     }
   });
   return traits.at(size_t(device));
@@ -108,22 +111,33 @@ inline LaunchPolicy choose_launch_policy(const DeviceTraits& device, int64_t vec
 }
 
 // The dense vector kernel's compiled forms, each one kernel per op and format:
-//   kTile:   a pass that stays in the L2 (footprint below the streaming threshold): one tile
-//            per block, no loop, kTileVectors vectors per thread, kTileThreads, default hints;
+//   kTileOneVector, kTileTwoVectors: a pass that stays in the L2 (footprint below the
+//            streaming threshold): one tile per block, no loop, 32-bit offsets, every vector's
+//            load and store predicated on its own bound, default hints; 1 vector x 256 threads
+//            while that grid fits one wave of resident threads, else 2 x 128 (a wave holds
+//            twice the bytes);
 //   kStream: from the threshold up: a grid-stride loop over choose_launch_policy's grid,
-//            kVectorsPerThread per trip, streaming hints.
-enum class DenseForm : uint8_t { kTile, kStream };
+//            kVectorsPerThread per trip, 64-bit offsets, streaming hints.
+enum class DenseForm : uint8_t { kTileOneVector, kTileTwoVectors, kStream };
 
-// 2 vectors x 128 threads, one tile per block, at 256 KiB-16 MiB (4 dtypes, hot and rotated):
-// 0.947x the time of 1 x 256 with a loop, geometric mean (bfloat16 4 MiB: 2.31 vs 2.59 us).
-constexpr int kTileVectors = 2;
-constexpr int kTileThreads = 128;
+// Straight-line tiles (1 x 256 up to 4 MiB, 2 x 128 above) against the previous 2 x 128 tile
+// (a whole-tile branch, 64-bit offsets, block 0's head and tail first), 256 KiB-32 MiB, 4
+// dtypes, hot and rotated: 0.955x its time, geometric mean (float32 256 KiB: 1.23 vs 1.29 us);
+// at 8 MiB float32 rotated, where 1 x 256 needs two waves, 2 x 128 3.50 us against 3.71.
+// Both tiles hold 256 vectors (1 x 256 threads, 2 x 128), so the two grids are one.
+constexpr int kTileVectorsPerBlock = 256;
 
 template <DenseForm kForm>
 struct DenseFormTraits;
 template <>
-struct DenseFormTraits<DenseForm::kTile> {
-  static constexpr int kVectors = kTileVectors;
+struct DenseFormTraits<DenseForm::kTileOneVector> {
+  static constexpr int kVectors = 1;
+  static constexpr bool kLoops = false;
+  static constexpr CacheHint kHint = CacheHint::kDefault;
+};
+template <>
+struct DenseFormTraits<DenseForm::kTileTwoVectors> {
+  static constexpr int kVectors = 2;
   static constexpr bool kLoops = false;
   static constexpr CacheHint kHint = CacheHint::kDefault;
 };
@@ -139,7 +153,10 @@ struct DenseFormTraits<DenseForm::kStream> {
 template <typename Fn>
 void visit_dense_form(DenseForm form, Fn&& fn) {
   switch (form) {
-    case DenseForm::kTile: return fn(std::integral_constant<DenseForm, DenseForm::kTile>{});
+    case DenseForm::kTileOneVector:
+      return fn(std::integral_constant<DenseForm, DenseForm::kTileOneVector>{});
+    case DenseForm::kTileTwoVectors:
+      return fn(std::integral_constant<DenseForm, DenseForm::kTileTwoVectors>{});
     case DenseForm::kStream: return fn(std::integral_constant<DenseForm, DenseForm::kStream>{});
   }
 }
@@ -149,14 +166,29 @@ struct DensePolicy {
   LaunchPolicy launch;  // its hint is always the form's
 };
 
-// The dense pass (arguments as choose_launch_policy's). The tile form's kernel does not loop,
-// so it is chosen only where its grid covers every vector.
+// The tile forms' 32-bit offsets reach every vector of a grid of this many (a tile past the
+// last vector included); a pass that stays in the L2 of any device has far fewer.
+constexpr int64_t kMaxTileFormVectors = int64_t(INT32_MAX) - 2 * kTileVectorsPerBlock;
+
+// Threads per block of a tile form moving `vectors_per_thread` vectors each.
+constexpr int tile_threads(int vectors_per_thread) {
+  return kTileVectorsPerBlock / vectors_per_thread;
+}
+
+// The dense pass (arguments as choose_launch_policy's). The tile forms' kernels do not loop,
+// so they are chosen only where their grid covers every vector.
 inline DensePolicy choose_dense_policy(const DeviceTraits& device, int64_t vectors, int tensors) {
   const LaunchPolicy stream = choose_launch_policy(device, vectors, tensors);
-  constexpr int64_t kTileUnits = int64_t(kTileThreads) * kTileVectors;
-  if (stream.hint == CacheHint::kDefault && vectors <= kMaxGridX * kTileUnits) {
-    return DensePolicy{DenseForm::kTile,
-                       LaunchPolicy{kTileThreads, blocks_for(vectors, kTileUnits), CacheHint::kDefault}};
+  if (stream.hint == CacheHint::kDefault && vectors <= kMaxTileFormVectors) {
+    // One wave of 1 x 256 blocks moves one vector per resident thread.
+    const bool one_wave = vectors <= int64_t(device.sm_count) * device.max_threads_per_sm;
+    const DenseForm form = one_wave ? DenseForm::kTileOneVector : DenseForm::kTileTwoVectors;
+    int threads = 0;
+    visit_dense_form(form, [&](auto f) {
+      threads = tile_threads(DenseFormTraits<decltype(f)::value>::kVectors);
+    });
+    return DensePolicy{form, LaunchPolicy{threads, blocks_for(vectors, kTileVectorsPerBlock),
+                                          CacheHint::kDefault}};
   }
   return DensePolicy{DenseForm::kStream,
                      LaunchPolicy{stream.threads, stream.blocks, CacheHint::kStreaming}};

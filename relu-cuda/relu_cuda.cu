@@ -9,11 +9,12 @@
 //     patterns, as float8), float/double/int by compare and select, unsigned ints as a copy;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
 //     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
-//     thread of block 0: the body itself has no per-element bound check;
+//     thread of block 0;
 //   - the grid and the kernel's form are functions of the element count only
-//     (launch_policy.h): one tile per block while the pass stays in the L2, else a
-//     grid-stride loop, so that any count, above 2^31 elements too, is covered (64-bit
-//     indices in both);
+//     (launch_policy.h): while the pass stays in the L2, one tile per block with 32-bit
+//     offsets, each vector predicated on its own bound (1 vector x 256 threads while the grid
+//     fits one wave, else 2 x 128); from there up a grid-stride loop with 64-bit offsets, so
+//     that any count, above 2^31 elements too, is covered;
 //   - when the tensors' addresses differ modulo 16 (a view at an odd offset and a fresh
 //     output), no vector covers the same elements of both: a plain one-element-per-thread
 //     kernel runs instead. Correct and coalesced, slower for 1- and 2-byte dtypes.
@@ -32,55 +33,31 @@
 
 namespace relu_kernel {
 
-// One tile of `threads * kVectors` vectors from `base`: each thread loads all its vectors
-// before it computes and stores any (kVectors * kInputs loads in flight per thread).
-template <typename Op, int kVectors, CacheHint kHint>
-__device__ __forceinline__ void move_tile(const Vector16* const (&in)[Op::kInputs], Vector16* out,
-                                          int64_t base, int64_t n) {
-  constexpr int kInputs = Op::kInputs;
-  const int64_t threads = blockDim.x;
-  const int64_t first = base + threadIdx.x;
-  Vector16 v[kVectors][kInputs];
-  if (base + threads * kVectors <= n) {  // a whole tile: no bound checks
-#pragma unroll
-    for (int j = 0; j < kVectors; ++j) {
-#pragma unroll
-      for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
-    }
-#pragma unroll
-    for (int j = 0; j < kVectors; ++j) {
-      store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
-    }
-  } else {  // the grid's last, partial tile
-#pragma unroll
-    for (int j = 0; j < kVectors; ++j) {
-      const int64_t i = first + j * threads;
-      if (i < n) {
-#pragma unroll
-        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
-        store_vector16<kHint>(out + i, Op::vector(v[j]));
-      }
-    }
+// The elements before the first and after the last whole vector, one per thread of block 0
+// (blockDim.x >= 32 > head + tail).
+template <typename Op>
+__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op::kInputs>& pass,
+                                              const VectorSplit& split) {
+  if (blockIdx.x != 0) return;
+  const int64_t t = threadIdx.x;
+  if (t < split.head) {
+    pass.out[t] = Op::element(pass.in, t);
+  } else if (t - split.head < split.tail) {
+    const int64_t i = split.tail_start + (t - split.head);
+    pass.out[i] = Op::element(pass.in, i);
   }
 }
 
-// The vector body plus block 0's head and tail. Every operand shares one misalignment
-// modulo 16, so `split` applies to all of them. kLoops: a grid-stride loop over tiles, else
-// one tile per block (the grid covers the tensor: choose_dense_policy).
-// In place (out == in[0]) is safe: each vector is read and written by the same thread.
-template <typename Op, int kVectors, CacheHint kHint, bool kLoops>
-__global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass,
-                                     VectorSplit split) {
+// The streaming form: a grid-stride loop over tiles of `blockDim.x * kVectors` vectors,
+// 64-bit offsets, so that any count is covered; each thread loads all its vectors of a tile
+// before it computes and stores any. Every operand shares one misalignment modulo 16, so
+// `split` applies to all of them. In place (out == in[0]) is safe in both forms: each vector
+// is read and written by the same thread.
+template <typename Op, int kVectors, CacheHint kHint>
+__global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs> pass,
+                                          VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
-  if (blockIdx.x == 0) {
-    const int64_t t = threadIdx.x;  // blockDim.x >= 32 > head + tail
-    if (t < split.head) {
-      pass.out[t] = Op::element(pass.in, t);
-    } else if (t - split.head < split.tail) {
-      const int64_t i = split.tail_start + (t - split.head);
-      pass.out[i] = Op::element(pass.in, i);
-    }
-  }
+  head_and_tail<Op>(pass, split);
   const Vector16* in[kInputs];
 #pragma unroll
   for (int k = 0; k < kInputs; ++k) {
@@ -88,15 +65,72 @@ __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass
   }
   Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
   const int64_t n = split.vectors;
-  const int64_t tile = int64_t(blockDim.x) * kVectors;
-  if constexpr (kLoops) {
-    for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-      move_tile<Op, kVectors, kHint>(in, out, base, n);
+  const int64_t threads = blockDim.x;
+  const int64_t tile = threads * kVectors;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+    const int64_t first = base + threadIdx.x;
+    Vector16 v[kVectors][kInputs];
+    if (base + tile <= n) {  // a whole tile: no bound checks
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+#pragma unroll
+        for (int k = 0; k < kInputs; ++k) {
+          v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+        store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
+      }
+    } else {  // the grid's last, partial tile
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+        const int64_t i = first + j * threads;
+        if (i < n) {
+#pragma unroll
+          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
+          store_vector16<kHint>(out + i, Op::vector(v[j]));
+        }
+      }
     }
-  } else {
-    const int64_t base = int64_t(blockIdx.x) * tile;
-    if (base < n) move_tile<Op, kVectors, kHint>(in, out, base, n);
   }
+}
+
+// The tile forms: one tile per block (the grid covers the tensor: choose_dense_policy), as
+// a plain Triton kernel: 32-bit offsets (the policy bounds the count), every vector's loads
+// and store predicated on its own bound, no whole-tile branch and no early exit, so that the
+// first load issues some 20 instructions in (the loop form's, some 40: PERFORMANCE.md); the
+// head and tail come after the vectors, where they delay no load.
+template <typename Op, int kVectors>
+__global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
+                                          VectorSplit split) {
+  constexpr int kInputs = Op::kInputs;
+  const Vector16* in[kInputs];
+#pragma unroll
+  for (int k = 0; k < kInputs; ++k) {
+    in[k] = reinterpret_cast<const Vector16*>(pass.in[k] + split.head);
+  }
+  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  const int32_t n = int32_t(split.vectors);
+  const int32_t threads = int32_t(blockDim.x);
+  const int32_t first = int32_t(blockIdx.x) * threads * kVectors + int32_t(threadIdx.x);
+  Vector16 v[kVectors][kInputs];
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < n) {
+#pragma unroll
+      for (int k = 0; k < kInputs; ++k) {
+        v[j][k] = load_vector16<CacheHint::kDefault>(in[k] + first + j * threads);
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < n) {
+      store_vector16<CacheHint::kDefault>(out + first + j * threads, Op::vector(v[j]));
+    }
+  }
+  head_and_tail<Op>(pass, split);
 }
 
 // Operands whose addresses differ modulo 16: one element per thread and loop trip.
@@ -114,8 +148,15 @@ void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const V
                      const DensePolicy& policy, cudaStream_t stream) {
   visit_dense_form(policy.form, [&](auto form) {
     using Form = DenseFormTraits<decltype(form)::value>;
-    elementwise_vector16<Op, Form::kVectors, Form::kHint, Form::kLoops>
-        <<<unsigned(policy.launch.blocks), unsigned(policy.launch.threads), 0, stream>>>(pass, split);
+    const unsigned blocks = unsigned(policy.launch.blocks);
+    const unsigned threads = unsigned(policy.launch.threads);
+    if constexpr (Form::kLoops) {
+      elementwise_vector16_loop<Op, Form::kVectors, Form::kHint>
+          <<<blocks, threads, 0, stream>>>(pass, split);
+    } else {
+      static_assert(Form::kHint == CacheHint::kDefault, "the tile forms take default hints");
+      elementwise_vector16_tile<Op, Form::kVectors><<<blocks, threads, 0, stream>>>(pass, split);
+    }
   });
   check_cuda(cudaGetLastError());
 }

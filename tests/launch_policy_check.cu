@@ -19,15 +19,17 @@ struct Device {
   DeviceTraits traits;
 };
 
-// SM counts and L2 sizes as the devices report them.
+// SM counts, L2 sizes and resident threads per SM as the devices report them.
 const Device kDevices[] = {
-    {"V100 sm_70", {80, 6 << 20, 70}},         {"T4 sm_75", {40, 4 << 20, 75}},
-    {"A100 sm_80", {108, 40 << 20, 80}},       {"A10 sm_86", {72, 6 << 20, 86}},
-    {"L4 sm_89", {58, 48 << 20, 89}},          {"RTX 4090 sm_89", {128, 72 << 20, 89}},
-    {"H100 sm_90", {132, 50 << 20, 90}},       {"H200 sm_90", {132, 60 << 20, 90}},
-    {"B200 sm_100", {148, 126 << 20, 100}},    {"GB300 sm_103", {160, 126 << 20, 103}},
-    {"RTX 5090 sm_120", {170, 96 << 20, 120}}, {"GB10 sm_121", {48, 24 << 20, 121}},
-    {"one SM, no L2", {1, 0, 90}},             {"huge L2", {1000, int64_t(1) << 34, 120}},
+    {"V100 sm_70", {80, 6 << 20, 70, 2048}},         {"T4 sm_75", {40, 4 << 20, 75, 1024}},
+    {"A100 sm_80", {108, 40 << 20, 80, 2048}},       {"A10 sm_86", {72, 6 << 20, 86, 1536}},
+    {"L4 sm_89", {58, 48 << 20, 89, 1536}},          {"RTX 4090 sm_89", {128, 72 << 20, 89, 1536}},
+    {"H100 sm_90", {132, 50 << 20, 90, 2048}},       {"H200 sm_90", {132, 60 << 20, 90, 2048}},
+    {"B200 sm_100", {148, 126 << 20, 100, 2048}},    {"GB300 sm_103", {160, 126 << 20, 103, 2048}},
+    {"RTX 5090 sm_120", {170, 96 << 20, 120, 1536}}, {"GB10 sm_121", {48, 24 << 20, 121, 1536}},
+    {"one SM, no L2", {1, 0, 90, 2048}},             {"huge L2", {1000, int64_t(1) << 34, 120, 1536}},
+    {"threads per SM unknown", {132, 60 << 20, 90, 0}},
+    {"L2 past 32-bit tiles", {1000, int64_t(1) << 40, 120, 1536}},
 };
 
 int failures = 0;
@@ -70,10 +72,20 @@ void check_dense(const Device& d, int64_t vectors, int tensors) {
     }
   });
   expect(compiled, at + ": a form without a compiled kernel");
-  // The tile form exactly while the pass stays in the L2 (the streaming threshold).
+  // A tile form exactly while the pass stays in the L2 (the streaming threshold) and its
+  // 32-bit offsets reach; 1 x 256 exactly while that grid fits one wave.
   const bool in_l2 = vectors * kVectorBytes * tensors * kStreamingFootprintL2Denominator <
                      d.traits.l2_bytes * kStreamingFootprintL2Numerator;
-  expect((policy.form == DenseForm::kTile) == in_l2, at + ": form against the L2 threshold");
+  const bool tile = in_l2 && vectors <= kMaxTileFormVectors;
+  expect((policy.form != DenseForm::kStream) == tile, at + ": form against the L2 threshold");
+  const bool one_wave = vectors <= int64_t(d.traits.sm_count) * d.traits.max_threads_per_sm;
+  if (tile) {
+    expect((policy.form == DenseForm::kTileOneVector) == one_wave,
+           at + ": tile form against one wave");
+    // 32-bit offsets: the last thread's last vector of the grid must stay below 2^31.
+    expect(policy.launch.blocks * kTileVectorsPerBlock <= int64_t(INT32_MAX),
+           at + ": a tile grid past 32-bit offsets");
+  }
 }
 
 void check_strided(const Device& d, int64_t numel, int64_t row_length, int element_bytes) {
