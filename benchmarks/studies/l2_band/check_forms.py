@@ -1,7 +1,8 @@
 """Bit-exact check of a built product's CUDA dense forms on one GPU (the sys.path route, as
 l2_band.py): relu(x, out=o), relu(x), in place and the backward, for element counts around
-every edge of the dense policy (the tile form's one-tile grid, its 2 x 128 tile, the head and
-tail of views at odd offsets, the streaming threshold of 3/4 of the device's L2) and for
+every edge of the dense policy (the tile forms' one-tile grid of 256 vectors, the wave edge
+between 1 x 256 and 2 x 128, the head and tail of views at odd offsets, the streaming
+threshold of 3/4 of the device's L2) and for
 every dtype the product serves that torch can compare. A second look where the maintained
 tests (tests/test_cuda.py) need the whole suite's setup; it prints one line per failure and
 a summary, and exits 1 on any failure.
@@ -19,12 +20,15 @@ from pathlib import Path
 KIB, MIB = 1 << 10, 1 << 20
 
 
-def element_counts(l2_bytes: int, element_bytes: int) -> list[int]:
-    """Counts at the edges: tiny, one tile (2 x 128 vectors = 4 KiB), a wave, the L2 threshold."""
+def element_counts(l2_bytes: int, wave_threads: int, element_bytes: int) -> list[int]:
+    """Counts at the edges: tiny, one tile (256 vectors = 4 KiB), the wave edge (one vector per
+    resident thread: `wave_threads`, SMs x threads per SM), the L2 threshold."""
     per_vector = 16 // element_bytes
     tile = 256 * per_vector
+    wave = wave_threads * per_vector
     counts = {0, 1, 2, per_vector - 1, per_vector, per_vector + 1, tile - 1, tile, tile + 1,
-              3 * tile + 5, 132 * tile + 7, (1 * MIB) // element_bytes + 3}
+              3 * tile + 5, 132 * tile + 7, (1 * MIB) // element_bytes + 3,
+              wave - per_vector, wave, wave + 1, wave + per_vector + 1}
     # Forward footprint 2 x bytes: the streaming form starts at 3/8 of the L2 per tensor.
     threshold = (3 * l2_bytes // 8) // element_bytes
     counts |= {threshold - per_vector - 1, threshold - 1, threshold, threshold + per_vector + 1}
@@ -47,8 +51,9 @@ def main() -> int:
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
         name, l2_bytes = props.name, props.L2_cache_size
-    else:
-        name, l2_bytes = device, 4 * MIB  # small: the edges without large tensors
+        wave_threads = props.multi_processor_count * props.max_threads_per_multi_processor
+    else:  # small: the edges without large tensors
+        name, l2_bytes, wave_threads = device, 4 * MIB, 8 * 2048
     dtypes = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int16,
               torch.int32, torch.int64, torch.uint8, torch.float8_e4m3fn, torch.float8_e5m2]
     failures, checks = [], 0
@@ -70,7 +75,7 @@ def main() -> int:
 
     for dtype in dtypes:
         size = torch.empty((), dtype=dtype).element_size()
-        for n in element_counts(l2_bytes, size):
+        for n in element_counts(l2_bytes, wave_threads, size):
             for offset in (0, 1, 3):  # elements: a view at an odd offset has a head and a tail
                 if dtype.is_floating_point:
                     base = torch.randn(n + offset, device=device, generator=generator).to(dtype)
@@ -99,7 +104,8 @@ def main() -> int:
                     want_grad = torch.where(positive, bits(grad), torch.zeros((), dtype=bits(grad).dtype,
                                                                                device=grad.device))
                     record(torch.equal(bits(leaf.grad), want_grad), at + " backward")
-    summary = {"device": name, "l2_bytes": l2_bytes, "checks": checks, "failures": failures}
+    summary = {"device": name, "l2_bytes": l2_bytes, "wave_threads": wave_threads, "checks": checks,
+               "failures": failures}
     print(f"{checks} checks, {len(failures)} failures", flush=True)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

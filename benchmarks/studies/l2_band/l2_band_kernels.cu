@@ -38,9 +38,11 @@ enum class Index { k64, k32 };
 // on its own bound, no whole-tile branch and no early exit before the loads.
 enum class Loop { kOneTile, kGridStride, kLean };
 // Where the scalar head and tail go (elements before the first and after the last whole
-// vector): block 0 (the product), the last block, or a separate kernel launched only when
-// there is a head or a tail (never for the study's aligned power-of-two sizes).
-enum class Tail { kBlockZero, kLastBlock, kSeparate };
+// vector): block 0 before the vectors (the first runs' product), the last block, a separate
+// kernel launched only when there is a head or a tail (never for the study's aligned
+// power-of-two sizes), or block 0 after the vectors (the product's tile forms since the
+// second run).
+enum class Tail { kBlockZero, kLastBlock, kSeparate, kBlockZeroAfter };
 
 enum Dtype : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2, kInt8 = 3 };
 
@@ -146,6 +148,9 @@ __global__ void vector_kernel(const typename Fmt::Storage* in_elements,
     for (I base = I(blockIdx.x) * tile; base < n; base += I(gridDim.x) * tile) {
       move_tile<Fmt, kBody, kVectors, kLoad, kStore>(in, out, base, n);
     }
+  }
+  if constexpr (kTail == Tail::kBlockZeroAfter) {
+    if (blockIdx.x == 0) head_and_tail<Fmt, kBody>(in_elements, out_elements, split, threadIdx.x);
   }
 }
 
@@ -306,6 +311,10 @@ const Variant kVariants[] = {
     variant<M, 2, kDefault, kDefault, I32, kLean, Tail::kSeparate>("lean v2 t128 hmax2", {128, 0}),
     variant<C, 1, kDefault, kDefault, I32, kLean, Tail::kSeparate>("copy lean v1 t256", {256, 0}),
     variant<C, 2, kDefault, kDefault, I32, kLean, Tail::kSeparate>("copy lean v2 t128", {128, 0}),
+    // Third run: the product's tile forms since the second run (relu_cuda.cu: straight line,
+    // 32-bit, block 0's head and tail after the vectors; 1 x 256 within one wave, else 2 x 128).
+    variant<M, 1, kDefault, kDefault, I32, kLean, Tail::kBlockZeroAfter>("lean v1 t256 hmax2 tail-after", {256, 0}),
+    variant<M, 2, kDefault, kDefault, I32, kLean, Tail::kBlockZeroAfter>("lean v2 t128 hmax2 tail-after", {128, 0}),
 };
 
 constexpr int kVariantCount = int(sizeof(kVariants) / sizeof(kVariants[0]));
