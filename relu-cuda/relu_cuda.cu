@@ -99,8 +99,9 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
 // The tile forms: one tile per block (the grid covers the tensor: choose_dense_policy), as
 // a plain Triton kernel: 32-bit offsets (the policy bounds the count), every vector's loads
 // and store predicated on its own bound, no whole-tile branch and no early exit, so that the
-// first load issues some 20 instructions in (the loop form's, some 40: PERFORMANCE.md); the
-// head and tail come after the vectors, where they delay no load.
+// first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
+// and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
+// they delay no load.
 template <typename Op, int kVectors>
 __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
                                           VectorSplit split) {
