@@ -1,7 +1,7 @@
-// How the CUDA kernels are launched: one function per decision (threads per block, the cache
-// hint, the grid; for a strided pass also which kernel and how many tiles per row), from the
-// device's properties and the size of the pass. The dense pass depends only on the element
-// count; a strided pass also on its row length.
+// How the CUDA kernels are launched: one function per decision (the dense kernel's form,
+// threads per block, the cache hint, the grid; for a strided pass also which kernel and how
+// many tiles per row), from the device's properties and the size of the pass. The dense pass
+// depends only on the element count; a strided pass also on its row length.
 //
 // Each constant carries the measurement that chose it, on the H200 (132 SMs, 60 MiB L2;
 // GPU time per call from CUDA-graph replay, float32 unless named); PERFORMANCE.md, "Why the
@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -27,6 +28,7 @@ struct DeviceTraits {
   int sm_count = 0;
   int64_t l2_bytes = 0;
   int compute_capability = 0;  // major * 10 + minor
+  int max_threads_per_sm = 0;  // resident threads per SM: how many blocks one wave holds
 };
 
 inline const DeviceTraits& device_traits(int32_t device) {
@@ -37,12 +39,14 @@ inline const DeviceTraits& device_traits(int32_t device) {
     check_cuda(cudaGetDeviceCount(&count));
     traits.resize(size_t(count));
     for (size_t d = 0; d < traits.size(); ++d) {
-      int sms = 0, l2 = 0, major = 0, minor = 0;
+      int sms = 0, l2 = 0, major = 0, minor = 0, threads_per_sm = 0;
       check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, int(d)));
       check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, int(d)));
       check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, int(d)));
       check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, int(d)));
-      traits[d] = DeviceTraits{sms, l2, major * 10 + minor};
+      check_cuda(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                        int(d)));
+      traits[d] = DeviceTraits{sms, l2, major * 10 + minor, threads_per_sm};
     }
   });
   return traits.at(size_t(device));
@@ -59,8 +63,8 @@ struct LaunchPolicy {
 // The largest grid.x any CUDA device accepts.
 constexpr int64_t kMaxGridX = 2147483647;
 
-// 16-byte vectors each thread moves per loop trip, a template argument of the vector kernels:
-// 2 was 4% slower at 1 GiB cold (500.9 us with 1, 520.9 with 2) and never faster from 16 MiB.
+// 16-byte vectors each thread moves per loop trip in the streaming form and the strided row
+// kernels: 2 was 4% slower at 1 GiB cold (500.9 us with 1, 520.9 with 2).
 constexpr int kVectorsPerThread = 1;
 
 // Threads per block: 256 beat 128 at 1 MiB hot (1.76 vs 1.82 us) and 512 or 1024 at every size.
@@ -96,13 +100,98 @@ inline CacheHint cache_hint_for(const DeviceTraits& device, int64_t footprint_by
   return streaming ? CacheHint::kStreaming : CacheHint::kDefault;
 }
 
-// `vectors`: whole 16-byte vectors of each tensor (the head and tail elements ride along);
-// `tensors`: how many tensors the pass reads and writes (2 forward, 3 backward).
+// The streaming form's and the strided passes' threads, grid and hint. `vectors`: whole
+// 16-byte vectors of each tensor (the head and tail elements ride along); `tensors`: how many
+// tensors the pass reads and writes (2 forward, 3 backward).
 inline LaunchPolicy choose_launch_policy(const DeviceTraits& device, int64_t vectors,
                                          int tensors) {
   const int threads = threads_for(device, vectors);
   return LaunchPolicy{threads, blocks_for(vectors, int64_t(threads) * kVectorsPerThread),
                       cache_hint_for(device, vectors * kVectorBytes * tensors)};
+}
+
+// The dense vector kernel's compiled forms, each one kernel per op and format:
+//   kTileOneVector, kTileTwoVectors: a pass that stays in the L2 (footprint below the
+//            streaming threshold): one tile per block, no loop, 32-bit offsets, every vector's
+//            load and store predicated on its own bound, default hints; 1 vector x 256 threads
+//            while that grid fits one wave of resident threads, else 2 x 128 (a wave holds
+//            twice the bytes);
+//   kStream: from the threshold up: a grid-stride loop over choose_launch_policy's grid,
+//            kVectorsPerThread per trip, 64-bit offsets, streaming hints.
+enum class DenseForm : uint8_t { kTileOneVector, kTileTwoVectors, kStream };
+
+// Straight-line tiles (1 x 256 up to 4 MiB, 2 x 128 above) against the previous 2 x 128 tile
+// (a whole-tile branch, 64-bit offsets, block 0's head and tail first), 256 KiB-32 MiB, 4
+// dtypes, hot and rotated: 0.955x its time, geometric mean (float32 256 KiB: 1.23 vs 1.29 us);
+// at 8 MiB float32 rotated, where 1 x 256 needs two waves, 2 x 128 3.50 us against 3.71.
+// Both tiles hold 256 vectors (1 x 256 threads, 2 x 128), so the two grids are one.
+constexpr int kTileVectorsPerBlock = 256;
+
+template <DenseForm kForm>
+struct DenseFormTraits;
+template <>
+struct DenseFormTraits<DenseForm::kTileOneVector> {
+  static constexpr int kVectors = 1;
+  static constexpr bool kLoops = false;
+  static constexpr CacheHint kHint = CacheHint::kDefault;
+};
+template <>
+struct DenseFormTraits<DenseForm::kTileTwoVectors> {
+  static constexpr int kVectors = 2;
+  static constexpr bool kLoops = false;
+  static constexpr CacheHint kHint = CacheHint::kDefault;
+};
+template <>
+struct DenseFormTraits<DenseForm::kStream> {
+  static constexpr int kVectors = kVectorsPerThread;
+  static constexpr bool kLoops = true;
+  static constexpr CacheHint kHint = CacheHint::kStreaming;
+};
+
+// Calls fn(std::integral_constant<DenseForm, form>{}), as visit_cache_hint: a launcher
+// instantiates its kernel for every form here.
+template <typename Fn>
+void visit_dense_form(DenseForm form, Fn&& fn) {
+  switch (form) {
+    case DenseForm::kTileOneVector:
+      return fn(std::integral_constant<DenseForm, DenseForm::kTileOneVector>{});
+    case DenseForm::kTileTwoVectors:
+      return fn(std::integral_constant<DenseForm, DenseForm::kTileTwoVectors>{});
+    case DenseForm::kStream: return fn(std::integral_constant<DenseForm, DenseForm::kStream>{});
+  }
+}
+
+struct DensePolicy {
+  DenseForm form;
+  LaunchPolicy launch;  // its hint is always the form's
+};
+
+// The tile forms' 32-bit offsets reach every vector of a grid of this many (a tile past the
+// last vector included); a pass that stays in the L2 of any device has far fewer.
+constexpr int64_t kMaxTileFormVectors = int64_t(INT32_MAX) - 2 * kTileVectorsPerBlock;
+
+// Threads per block of a tile form moving `vectors_per_thread` vectors each.
+constexpr int tile_threads(int vectors_per_thread) {
+  return kTileVectorsPerBlock / vectors_per_thread;
+}
+
+// The dense pass (arguments as choose_launch_policy's). The tile forms' kernels do not loop,
+// so they are chosen only where their grid covers every vector.
+inline DensePolicy choose_dense_policy(const DeviceTraits& device, int64_t vectors, int tensors) {
+  const LaunchPolicy stream = choose_launch_policy(device, vectors, tensors);
+  if (stream.hint == CacheHint::kDefault && vectors <= kMaxTileFormVectors) {
+    // One wave of 1 x 256 blocks moves one vector per resident thread.
+    const bool one_wave = vectors <= int64_t(device.sm_count) * device.max_threads_per_sm;
+    const DenseForm form = one_wave ? DenseForm::kTileOneVector : DenseForm::kTileTwoVectors;
+    int threads = 0;
+    visit_dense_form(form, [&](auto f) {
+      threads = tile_threads(DenseFormTraits<decltype(f)::value>::kVectors);
+    });
+    return DensePolicy{form, LaunchPolicy{threads, blocks_for(vectors, kTileVectorsPerBlock),
+                                          CacheHint::kDefault}};
+  }
+  return DensePolicy{DenseForm::kStream,
+                     LaunchPolicy{stream.threads, stream.blocks, CacheHint::kStreaming}};
 }
 
 // Operands whose addresses differ modulo 16: one element per thread (a fallback for views

@@ -141,7 +141,7 @@ def test_run_point_records_failures_and_medians(monkeypatch):
     monkeypatch.setattr(study, "Buffers", lambda d, b, p: cuda_buffers(d, b, p, device="cpu"))
     monkeypatch.setattr(study, "capture", lambda fn, pairs, calls: fn)
     monkeypatch.setattr(study, "time_graphs",
-                        lambda graphs, calls, replays: [[3.0, 1.0, 2.0] for _ in graphs])
+                        lambda graphs, calls, replays, lead_in=True: [[3.0, 1.0, 2.0] for _ in graphs])
     good = study.Entry("where", "study",
                        lambda b: lambda i: torch.where(b.x[i] > 0, b.x[i], b.x[i].new_zeros(()), out=b.o[i]),
                        "relu")
@@ -152,3 +152,19 @@ def test_run_point_records_failures_and_medians(monkeypatch):
     assert by_name["where"]["us"] == 2.0 and by_name["where"]["error"] is None
     assert by_name["copy"]["us"] is None and "differ from the reference" in by_name["copy"]["error"]
     assert all(r["pass"] == 1 and r["pairs"] == 3 and r["mode"] == "rot" for r in rows)
+
+
+def test_check_forms_counts_straddle_every_edge_of_the_dense_policy():
+    """check_forms.py's element counts sit on both sides of the one-tile grid (256 vectors),
+    the wave edge between 1 x 256 and 2 x 128 (one vector per resident thread) and the
+    streaming threshold (3/8 of the L2 per tensor forward), for every element size."""
+    spec = importlib.util.spec_from_file_location("check_forms", STUDY.parent / "check_forms.py")
+    check_forms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_forms)
+    l2, wave_threads = 60 * MIB, 132 * 2048  # the H200's
+    for size in (1, 2, 4, 8):
+        counts = check_forms.element_counts(l2, wave_threads, size)
+        per_vector = 16 // size
+        for edge in (256 * per_vector, wave_threads * per_vector, (3 * l2 // 8) // size):
+            assert any(c < edge for c in counts) and any(edge < c for c in counts) and edge in counts
+        assert wave_threads * per_vector + per_vector + 1 in counts  # past the wave by a vector

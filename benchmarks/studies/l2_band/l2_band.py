@@ -182,7 +182,9 @@ class Entry:
     allocating: bool = False
 
 
-def make_entries(study: StudyLibrary | None, product, triton_kernel, dtype: str) -> list[Entry]:
+def make_entries(study: StudyLibrary | None, product, triton_kernel, dtype: str,
+                 variants: list[str] | None = None) -> list[Entry]:
+    """variants: the study variants to time, by name (None: all of them)."""
     import torch
 
     entries = [
@@ -207,6 +209,8 @@ def make_entries(study: StudyLibrary | None, product, triton_kernel, dtype: str)
             entries.append(Entry(f"triton B{block} w{warps}", "triton", make, "relu"))
     if study is not None:
         for index, name in enumerate(study.names):
+            if variants is not None and name not in variants:
+                continue
             def make(b, index=index):
                 def call(i):
                     study.launch(index, dtype, b.x[i], b.o[i])
@@ -291,9 +295,13 @@ def capture(fn, pairs: int, calls: int):
     return graph
 
 
-def time_graphs(graphs: list, calls: int, replays: int) -> list[list[float]]:
+def time_graphs(graphs: list, calls: int, replays: int, lead_in: bool = True) -> list[list[float]]:
     """Interleaved replays: one warm-up round, then `replays` rounds, each replaying every
-    graph once (forward, then reversed order on alternate rounds). us per call."""
+    graph once (forward, then reversed order on alternate rounds). us per call.
+    lead_in: each round starts with an untimed replay of its first graph, so that no timed
+    graph starts on an idle GPU after the round's synchronize (the first graph of a round
+    then timed its own submission: o.copy_(x), first in forward rounds, up to 28% slower at
+    256 KiB in the first run, results/h200/l2_band/)."""
     import torch
 
     for g in graphs:
@@ -303,7 +311,9 @@ def time_graphs(graphs: list, calls: int, replays: int) -> list[list[float]]:
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
               for _ in graphs]
     for r in range(replays):
-        order = range(len(graphs)) if r % 2 == 0 else reversed(range(len(graphs)))
+        order = list(range(len(graphs)) if r % 2 == 0 else reversed(range(len(graphs))))
+        if lead_in:
+            graphs[order[0]].replay()
         for k in order:
             events[k][0].record()
             graphs[k].replay()
@@ -314,7 +324,8 @@ def time_graphs(graphs: list, calls: int, replays: int) -> list[list[float]]:
     return times
 
 
-def run_point(point: Point, entries: list[Entry], calls: int, replays: int, pass_index: int) -> list[dict]:
+def run_point(point: Point, entries: list[Entry], calls: int, replays: int, pass_index: int,
+              lead_in: bool = True) -> list[dict]:
     import torch
 
     bufs = Buffers(point.dtype, point.nbytes, point.pairs)
@@ -335,7 +346,7 @@ def run_point(point: Point, entries: list[Entry], calls: int, replays: int, pass
                 torch.cuda.synchronize()
         rows.append(row)
     if graphs:
-        for row, times in zip(timed, time_graphs(graphs, calls, replays)):
+        for row, times in zip(timed, time_graphs(graphs, calls, replays, lead_in)):
             row["replays_us"] = [round(t, 4) for t in times]
             row["us"] = round(statistics.median(times), 4)
     del graphs, bufs
@@ -495,6 +506,10 @@ def main() -> None:
                         help="no new point starts after this many seconds")
     parser.add_argument("--no-triton", action="store_true")
     parser.add_argument("--no-study", action="store_true")
+    parser.add_argument("--variants", nargs="+", default=None, metavar="NAME",
+                        help="time only these study variants (names as l2_band_kernels.cu's kVariants)")
+    parser.add_argument("--no-lead-in", action="store_true",
+                        help="no untimed replay before each round (the first run's timing)")
     parser.add_argument("--build", action="store_true", help="compile the study's library with nvcc and exit")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and exit (no GPU)")
     parser.add_argument("--table", type=Path, default=None, metavar="JSON",
@@ -553,11 +568,17 @@ def main() -> None:
     data = {"command": "python " + " ".join([str(Path(sys.argv[0]))] + sys.argv[1:]),
             "environment": environment(study, product_info), "setup_errors": setup_errors,
             "plan": {"calls": args.calls, "replays": args.replays, "passes": args.passes,
+                     "lead_in": not args.no_lead_in, "variants": args.variants,
                      "rot_budget_mib": args.rot_budget_mib, "points": len(plan)},
             "rows": [], "stopped_early": None}
     json_path, table_path = args.out / "l2_band.json", args.out / "l2_band.md"
     print(json.dumps(data["environment"]), flush=True)
-    entries = {dtype: make_entries(study, product, triton_kernel, dtype) for dtype in args.dtypes}
+    if study is not None and args.variants is not None:
+        unknown = sorted(set(args.variants) - set(study.names))
+        if unknown:
+            setup_errors.append(f"unknown study variants (left out): {unknown}")
+    entries = {dtype: make_entries(study, product, triton_kernel, dtype, args.variants)
+               for dtype in args.dtypes}
     done = 0
     for pass_index in range(args.passes):
         for point in plan:
@@ -567,7 +588,8 @@ def main() -> None:
                                          f"{done} of {len(plan) * args.passes} points done")
                 break
             try:
-                data["rows"] += run_point(point, entries[point.dtype], args.calls, args.replays, pass_index)
+                data["rows"] += run_point(point, entries[point.dtype], args.calls, args.replays, pass_index,
+                                          not args.no_lead_in)
             except Exception as error:  # a point that breaks (out of memory, ...): recorded
                 data["rows"].append({"pass": pass_index, "dtype": point.dtype, "bytes": point.nbytes,
                                      "mode": point.mode, "entry": "(point)", "kind": "-", "us": None,

@@ -19,24 +19,30 @@
 
 #include "relu-common/relu_element.h"
 #include "relu-cuda/memory.cuh"
+#include "relu-cuda/relu_ops.cuh"  // relu_word16_gpu: float16/bfloat16 through __hmax2 (sm_80+)
 
 namespace l2_band {
 
 using relu_kernel::CacheHint;
 using relu_kernel::Vector16;
 
-// What a vector becomes: the product's relu_word16, or nothing (a copy kernel of the same
-// shape, to tell the element function's cost from the launch's).
-enum class Body { kRelu, kCopy };
+// What a vector becomes: relu_word16 (the bit form for float16/bfloat16), nothing (a copy
+// kernel of the same shape, to tell the element function's cost from the launch's), or
+// relu_word16_gpu (relu_ops.cuh: __hmax2 for float16/bfloat16, relu_word16 for the rest).
+enum class Body { kRelu, kCopy, kReluMax };
 // Index arithmetic of the vector loop: 64-bit (the product) or 32-bit (Triton's offsets).
 enum class Index { k64, k32 };
 // The grid: one tile per block, no loop (Triton), or a grid-stride loop over a grid that the
 // launcher may cap at a number of blocks per SM (the product loops, uncapped).
-enum class Loop { kOneTile, kGridStride };
+// kLean: Triton's straight line: one tile per block, every vector's load and store predicated
+// on its own bound, no whole-tile branch and no early exit before the loads.
+enum class Loop { kOneTile, kGridStride, kLean };
 // Where the scalar head and tail go (elements before the first and after the last whole
-// vector): block 0 (the product), the last block, or a separate kernel launched only when
-// there is a head or a tail (never for the study's aligned power-of-two sizes).
-enum class Tail { kBlockZero, kLastBlock, kSeparate };
+// vector): block 0 before the vectors (the first runs' product), the last block, a separate
+// kernel launched only when there is a head or a tail (never for the study's aligned
+// power-of-two sizes), or block 0 after the vectors (the product's tile forms since the
+// second run).
+enum class Tail { kBlockZero, kLastBlock, kSeparate, kBlockZeroAfter };
 
 enum Dtype : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2, kInt8 = 3 };
 
@@ -44,6 +50,9 @@ template <typename Fmt, Body kBody>
 __device__ __forceinline__ Vector16 apply(Vector16 v) {
   if constexpr (kBody == Body::kCopy) {
     return v;
+  } else if constexpr (kBody == Body::kReluMax) {
+    return relu_kernel::as_vector16<Fmt>(
+        relu_kernel::relu_word16_gpu<Fmt>(relu_kernel::as_word16<Fmt>(v)));
   } else {
     return relu_kernel::as_vector16<Fmt>(
         relu_kernel::relu_word16<Fmt>(relu_kernel::as_word16<Fmt>(v)));
@@ -118,13 +127,30 @@ __global__ void vector_kernel(const typename Fmt::Storage* in_elements,
   Vector16* out = reinterpret_cast<Vector16*>(out_elements + split.head);
   const I n = I(split.vectors);
   const I tile = I(blockDim.x) * kVectors;
-  if constexpr (kLoop == Loop::kOneTile) {
+  if constexpr (kLoop == Loop::kLean) {
+    const I first = I(blockIdx.x) * tile + I(threadIdx.x);
+    const I threads = I(blockDim.x);
+    Vector16 v[kVectors];
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) {
+      if (first + I(j) * threads < n) v[j] = relu_kernel::load_vector16<kLoad>(in + first + I(j) * threads);
+    }
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) {
+      if (first + I(j) * threads < n) {
+        relu_kernel::store_vector16<kStore>(out + first + I(j) * threads, apply<Fmt, kBody>(v[j]));
+      }
+    }
+  } else if constexpr (kLoop == Loop::kOneTile) {
     const I base = I(blockIdx.x) * tile;
     if (base < n) move_tile<Fmt, kBody, kVectors, kLoad, kStore>(in, out, base, n);
   } else {
     for (I base = I(blockIdx.x) * tile; base < n; base += I(gridDim.x) * tile) {
       move_tile<Fmt, kBody, kVectors, kLoad, kStore>(in, out, base, n);
     }
+  }
+  if constexpr (kTail == Tail::kBlockZeroAfter) {
+    if (blockIdx.x == 0) head_and_tail<Fmt, kBody>(in_elements, out_elements, split, threadIdx.x);
   }
 }
 
@@ -223,10 +249,12 @@ constexpr CacheHint kDefault = CacheHint::kDefault;
 constexpr CacheHint kStreaming = CacheHint::kStreaming;
 constexpr Body R = Body::kRelu;
 constexpr Body C = Body::kCopy;
+constexpr Body M = Body::kReluMax;
 constexpr Index I64 = Index::k64;
 constexpr Index I32 = Index::k32;
 constexpr Loop kStride = Loop::kGridStride;
 constexpr Loop kTile = Loop::kOneTile;
+constexpr Loop kLean = Loop::kLean;
 
 // The grid. Names: v<vectors per thread> t<threads or "P" for the product's rule>, then what
 // differs from the product's kernel. "product" is the product's dense forward kernel rebuilt
@@ -272,6 +300,21 @@ const Variant kVariants[] = {
     variant<C, 1, kDefault, kDefault, I64, kStride, Tail::kBlockZero>("copy product", {kProductThreads, 0}),
     variant<C, 2, kDefault, kDefault, I32, kTile, Tail::kSeparate>("copy tile v2 t256", {256, 0}),
     variant<C, 4, kDefault, kDefault, I32, kTile, Tail::kSeparate>("copy tile v4 t256", {256, 0}),
+    // Second run: the product's new tile form (relu_cuda.cu: one tile per block, 2 x 128,
+    // 64-bit, head/tail in block 0) with and without __hmax2, and Triton's straight line.
+    variant<R, 2, kDefault, kDefault, I64, kTile, Tail::kBlockZero>("band v2 t128", {128, 0}),
+    variant<M, 2, kDefault, kDefault, I64, kTile, Tail::kBlockZero>("band v2 t128 hmax2", {128, 0}),
+    variant<M, 2, kDefault, kDefault, I32, kTile, Tail::kSeparate>("tile v2 t128 hmax2", {128, 0}),
+    variant<R, 1, kDefault, kDefault, I32, kLean, Tail::kSeparate>("lean v1 t256", {256, 0}),
+    variant<M, 1, kDefault, kDefault, I32, kLean, Tail::kSeparate>("lean v1 t256 hmax2", {256, 0}),
+    variant<R, 2, kDefault, kDefault, I32, kLean, Tail::kSeparate>("lean v2 t128", {128, 0}),
+    variant<M, 2, kDefault, kDefault, I32, kLean, Tail::kSeparate>("lean v2 t128 hmax2", {128, 0}),
+    variant<C, 1, kDefault, kDefault, I32, kLean, Tail::kSeparate>("copy lean v1 t256", {256, 0}),
+    variant<C, 2, kDefault, kDefault, I32, kLean, Tail::kSeparate>("copy lean v2 t128", {128, 0}),
+    // Third run: the product's tile forms since the second run (relu_cuda.cu: straight line,
+    // 32-bit, block 0's head and tail after the vectors; 1 x 256 within one wave, else 2 x 128).
+    variant<M, 1, kDefault, kDefault, I32, kLean, Tail::kBlockZeroAfter>("lean v1 t256 hmax2 tail-after", {256, 0}),
+    variant<M, 2, kDefault, kDefault, I32, kLean, Tail::kBlockZeroAfter>("lean v2 t128 hmax2 tail-after", {128, 0}),
 };
 
 constexpr int kVariantCount = int(sizeof(kVariants) / sizeof(kVariants[0]));
