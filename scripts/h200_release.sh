@@ -33,9 +33,12 @@
 #            run, and compute_70 PTX, which the driver JIT-compiles for it. That PTX is what
 #            the sm_70/sm_75 cubins are assembled from (nothing in it branches on the arch),
 #            run on a GPU                                                  -> ptx70.log
+#   checkforms   the CUDA dense forms bit for bit at the policy's edges (l2_band/check_forms.py) -> check_forms.*
+#   restructure  $RELU_COMPARE_NEW beside $RELU_COMPARE_OLD, two builds (studies/abi_compare) -> restructure/
 #   cu12compare  cu124 beside cu130 in one process (studies/abi_compare)     -> abi_compare_cuda.json
 # Each benchmark rewrites its one JSON file after every point: a stage cut short keeps what
-# it measured (the device returns at most 8 files).
+# it measured (the device returns at most 8 files). RELU_PYTEST_ARGS goes to every pytest
+# call (e.g. "-n 8": pytest-xdist is on the H200 image).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-results/h200/stable-abi}
@@ -55,7 +58,7 @@ cu12_runtime=$PWD/.cache/toolchains/cuda-12.4/lib64
 cu12_suite() {  # <prebuilt dir> <pytest arguments: test paths, options>...
   PYTHONPATH=$PWD/tests/kernels_sees_cuda:$PYTHONPATH RELU_TEST_KERNELS_CUDA=12.8 \
     LD_LIBRARY_PATH=$cu12_runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RELU_TEST_PREBUILT=$1 \
-    python3 -m pytest -q -rfs -p no:cacheprovider -k "cuda and not variant-on-cpu" "${@:2}"
+    python3 -m pytest -q -rfs -p no:cacheprovider ${RELU_PYTEST_ARGS:-} -k "cuda and not variant-on-cpu" "${@:2}"
 }
 cpu_dir() { grep -q -w avx512bw /proc/cpuinfo && echo cpu-avx512 || echo cpu-avx2; }
 wants() { [[ " $stages " == *" $1 "* ]]; }
@@ -69,7 +72,7 @@ for stage in $stages; do
   start=$SECONDS
   case $stage in
     tests)
-      RELU_TEST_PREBUILT=relu-build python3 -m pytest ${RELU_H200_TESTS:-tests} -q -rfs -p no:cacheprovider > "$OUT/tests.log" 2>&1
+      RELU_TEST_PREBUILT=relu-build python3 -m pytest ${RELU_H200_TESTS:-tests} -q -rfs -p no:cacheprovider ${RELU_PYTEST_ARGS:-} > "$OUT/tests.log" 2>&1
       status=$?
       tail -25 "$OUT/tests.log" ;;
     cu12)
@@ -86,6 +89,13 @@ for stage in $stages; do
           tests/test_views.py tests/test_new_dtypes.py tests/test_autograd.py > "$OUT/ptx70.log" 2>&1
       status=$((status | $?))
       tail -15 "$OUT/ptx70.log" ;;
+    checkforms)  # the dense forms of the CUDA launch policy, bit for bit, at every edge
+      python3 benchmarks/studies/l2_band/check_forms.py --variant-dir $kernel --out "$OUT" > "$OUT/check_forms.txt" 2>&1
+      status=$((status | $?))
+      tail -1 "$OUT/check_forms.txt" ;;
+    restructure)  # two builds of the package side by side ($RELU_COMPARE_NEW against $RELU_COMPARE_OLD)
+      python3 benchmarks/studies/abi_compare.py --device cuda --new "$RELU_COMPARE_NEW" --old "$RELU_COMPARE_OLD" \
+        --repeats ${RELU_COMPARE_REPEATS:-7} --out "$OUT/restructure" 2>&1 | tail -3 ;;
     cu12compare)
       # get_local_kernel on a variant directory loads it as it is, whatever torch's CUDA.
       LD_LIBRARY_PATH=$cu12_runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} python3 benchmarks/studies/abi_compare.py --device cuda \
