@@ -3,13 +3,16 @@ kernel-builder produces (see README.md, "Building"), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
     python scripts/build_variant.py --target aarch64 [--backend cpu|cuda] ...   # cross-build
+                                    [--cuda-toolchain scripts/toolchains/cuda12.sh]
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
-  - the variant name: kernels' own variant types, and kernels.variants.resolve_variant must
-    accept it on this machine, or the build stops (a cross-built variant cannot be judged
-    here: tests/test_variants.py resolves it for aarch64 systems, and the emulated suite
-    loads it through kernels on emulated aarch64 torch);
+  - the variant name: kernels' own variant types, and kernels' resolver must accept it on
+    the system it is built for (this torch, the variant's own backend: a cu124 variant built
+    under a CUDA 13 torch is judged as on a CUDA 12.4 one; an aarch64 variant as on an
+    aarch64 machine with the aarch64 torch it is built against), or the build stops;
+  - the CUDA archs: kernel-builder's rule over build.toml's cuda-capabilities for the CUDA
+    version of the nvcc that compiles (scripts/cuda_archs.py);
   - compiling and linking: torch.utils.cpp_extension (ninja; unchanged sources rebuild in
     seconds); for --target aarch64, the aarch64 toolchain of scripts/toolchains/aarch64.sh
     (aarch64-linux-gnu-g++ against aarch64 torch's headers and libraries, nvcc with that g++
@@ -33,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
+
+from cuda_archs import base_arch, gencode, variant_archs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -183,12 +188,15 @@ def nvcc_version(nvcc: Path | None = None) -> Version:
 
 def variant_name(config: dict, backend_name: str, cross: CrossToolchain | None = None) -> str:
     """The variant directory name, from kernels' own types. kernels' resolver must accept it
-    on this machine when the machine can run that backend; a cross build is named for its
-    target and its target's torch, and is not judged by this machine's."""
+    for the system it is built for: this machine's torch and CPU with the variant's backend.
+    That is this machine itself for the CI build; for a release build for another CUDA (cu124
+    compiled under a CUDA 13 torch) it is the CUDA 12.4 system the variant serves, never this
+    machine's CUDA; a cross build is named for, and judged on, its target and its target's
+    torch."""
     import torch
     from kernels.backends import CPU, CUDA
     from kernels.variants import (Arch, ArchVariant, Torch, TorchStableAbi, VariantAccepted,
-                                  parse_variant, resolve_variant)
+                                  _resolve_variant_for_system, parse_variant)
 
     torch_version = cross.torch_version if cross else Version(torch.__version__)
     stable = stable_abi_version(config, backend_name)
@@ -211,11 +219,15 @@ def variant_name(config: dict, backend_name: str, cross: CrossToolchain | None =
     name = variant.variant_str
     if parse_variant(name) != variant:
         sys.exit(f"kernels does not read {name} back as the variant built")
-    runs_here = cross is None and (backend_name == "cpu" or torch.version.cuda is not None)
-    if runs_here:
-        _, trace = resolve_variant([variant], backend=backend_name)
-        if not isinstance(trace[0], VariantAccepted):
-            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    # resolve_variant detects the system and has no parameter for it; the function it calls
+    # takes the system explicitly.
+    _, trace = _resolve_variant_for_system(
+        [variant], selected_backend=system_backend, cpu=variant.arch.platform, os=variant.arch.os,
+        torch_version=Version(f"{torch_version.major}.{torch_version.minor}"),
+        torch_cxx11_abi=torch.compiled_with_cxx11_abi(), tvm_ffi_version=None)
+    if not isinstance(trace[0], VariantAccepted):
+        sys.exit(f"kernels would not load {name} on a torch {torch_version} "
+                 f"{system_backend.variant_str} system: {trace[0].reason}")
     return name
 
 
@@ -228,20 +240,18 @@ def sources_for(config: dict, backend: str) -> list[Path]:
 
 
 def cuda_archs(config: dict, requested: list[str] | None, nvcc: Path | None = None) -> list[str]:
-    """build.toml's cuda-capabilities, or those requested: each in build.toml or one that
-    nvcc compiles (X.Y, or X.Y+PTX for PTX beside the cubin, as TORCH_CUDA_ARCH_LIST)."""
+    """The archs to compile, as metadata.json's backend.archs lists them: kernel-builder's
+    for this nvcc (scripts/cuda_archs.py), or `requested`, each of whose base archs must be
+    among those (a quicker build for one GPU, with or without +PTX)."""
     listed = next(k["cuda-capabilities"] for k in config["kernel"].values() if k["backend"] == "cuda")
+    cuda = nvcc_version(nvcc)
+    archs = variant_archs(listed, cuda)
     if requested is None:
-        return listed
-    unknown = sorted(set(requested) - set(listed))
+        return archs
+    unknown = sorted({base_arch(a) for a in requested} - {base_arch(a) for a in archs})
     if unknown:
-        nvcc_archs = subprocess.run([str(nvcc or "nvcc"), "--list-gpu-arch"], capture_output=True,
-                                    text=True).stdout.split()
-        known = {f"{int(a[8:]) // 10}.{int(a[8:]) % 10}" for a in nvcc_archs if a.startswith("compute_")}
-        unknown = [arch for arch in unknown if arch.removesuffix("+PTX") not in known]
-    if unknown:
-        sys.exit(f"--cuda-archs {unknown} are neither in build.toml's cuda-capabilities {listed} "
-                 "nor capabilities nvcc compiles")
+        sys.exit(f"--cuda-archs {unknown}: a CUDA {cuda} build of build.toml's "
+                 f"cuda-capabilities holds {archs} only")
     return requested
 
 
@@ -286,6 +296,21 @@ def language_standard(torch_version: Version) -> str:
     return "-std=c++20" if (torch_version.major, torch_version.minor) >= (2, 12) else "-std=c++17"
 
 
+def load_toolkit_cuda_runtime() -> None:
+    """cpp_extension.load imports what it built. A variant for another CUDA major than this
+    torch's (cu124 under a CUDA 13 torch) needs that major's libcudart.so.N, which this
+    process lacks: load the toolkit's first, as a cu12x torch's process would have it (from
+    nvidia-cuda-runtime-cu12). For this torch's own major, its runtime is already here."""
+    import ctypes
+
+    import torch
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    major = nvcc_version().major
+    if torch.version.cuda is not None and Version(torch.version.cuda).major != major:
+        ctypes.CDLL(str(Path(CUDA_HOME) / "lib64" / f"libcudart.so.{major}"), mode=ctypes.RTLD_GLOBAL)
+
+
 def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
                       stable: Version | None, object_dir: Path) -> Path:
     import torch
@@ -310,6 +335,7 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     cuda_cflags = ["-O3", standard, "--threads=0", *common]
     if backend == "cuda":
         os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(archs)
+        load_toolkit_cuda_runtime()
     cpp_extension.load(
         name=ext_id,
         sources=[str(s) for s in sources if s.suffix in (".cpp", ".cu")],
@@ -325,18 +351,6 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     )
     del torch
     return object_dir / f"{ext_id}.so"
-
-
-def cuda_gencode_flags(archs: list[str]) -> list[str]:
-    """nvcc's -gencode for each capability, as torch's TORCH_CUDA_ARCH_LIST gives them: a
-    cubin per X.Y, and PTX of X.Y too for X.Y+PTX."""
-    flags = []
-    for arch in archs:
-        number = arch.removesuffix("+PTX").replace(".", "")
-        flags.append(f"-gencode=arch=compute_{number},code=sm_{number}")
-        if arch.endswith("+PTX"):
-            flags.append(f"-gencode=arch=compute_{number},code=compute_{number}")
-    return flags
 
 
 def cross_compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
@@ -370,7 +384,7 @@ def cross_compile_extension(ext_id: str, backend: str, sources: list[Path], arch
             command = [cross.cxx, "-fPIC", *flags, *python_flags, "-c", str(source), "-o", str(obj)]
         else:
             command = [str(cross.nvcc), "-ccbin", cross.cxx, *COMMON_NVCC_FLAGS, "-Xcompiler", "-fPIC",
-                       *flags, "--threads=0", *cuda_gencode_flags(archs), "-c", str(source), "-o", str(obj)]
+                       *flags, "--threads=0", *map(gencode, archs), "-c", str(source), "-o", str(obj)]
         subprocess.run(command, check=True)
         objects.append(str(obj))
     torch_lib = cross.torch_site / "torch" / "lib"
@@ -424,7 +438,12 @@ def main() -> None:
     parser.add_argument("--backend", choices=["cpu", "cuda"], default=None,
                         help="default: cuda when torch is a CUDA build, else cpu")
     parser.add_argument("--cuda-archs", nargs="+", default=None,
-                        help="compile for these capabilities only (default: all in build.toml)")
+                        help="compile for these capabilities only, e.g. 9.0 or 7.0+PTX (default: "
+                             "kernel-builder's archs for this nvcc from build.toml)")
+    parser.add_argument("--cuda-toolchain", type=Path, default=None,
+                        help="a script printing the CUDA_HOME to compile with, fetching that "
+                             "toolkit first (scripts/toolchains/cuda12.sh; default: this "
+                             "machine's nvcc)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build",
                         help="where build/<variant> goes (default: this checkout's build/)")
     parser.add_argument("--target", choices=["aarch64"], default=None,
@@ -435,6 +454,9 @@ def main() -> None:
     config = read_build_toml()
     cross = CrossToolchain.from_env(args.target) if args.target else None
     backend = args.backend or ("cpu" if cross else default_backend())
+    if args.cuda_toolchain:  # before torch.utils.cpp_extension reads CUDA_HOME
+        printed = subprocess.run([str(args.cuda_toolchain)], stdout=subprocess.PIPE, text=True, check=True)
+        os.environ["CUDA_HOME"] = printed.stdout.strip().splitlines()[-1]
     if backend == "cuda" and cross is None and "CUDA_HOME" not in os.environ and shutil.which("nvcc"):
         os.environ["CUDA_HOME"] = cuda_toolkit_root()
     if backend not in config["general"]["backends"]:
@@ -448,13 +470,15 @@ def main() -> None:
 
     import torch
 
-    # Objects per torch version: builds against two torches (the test venv, the release
-    # venv) neither share nor keep rebuilding each other's objects.
+    # Objects per torch version and arch choice: builds against two torches (the test venv,
+    # the release venv, a target's), or of all archs and of a --cuda-archs few, neither share
+    # nor keep rebuilding each other's objects.
+    arch_choice = "" if args.cuda_archs is None else "-sm" + "_".join(a.replace("+PTX", "ptx") for a in archs)
     if cross:
-        object_dir = ROOT / ".cache" / "objects" / f"torch-{cross.torch_version}-{cross.machine}" / variant
+        object_dir = ROOT / ".cache" / "objects" / f"torch-{cross.torch_version}-{cross.machine}" / (variant + arch_choice)
         library = cross_compile_extension(ext_id, backend, sources, archs, stable, object_dir, cross)
     else:
-        object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / variant
+        object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / (variant + arch_choice)
         library = compile_extension(ext_id, backend, sources, archs, stable, object_dir)
     variant_dir = args.build_dir.resolve() / variant
     write_variant(config, ext_id, backend, library, archs, variant_dir)

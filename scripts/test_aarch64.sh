@@ -28,7 +28,8 @@ mkdir -p "$RESULTS"
 #    test_xpu_source, test_cuda_compile, test_arm_compile), which build x86_64 programs and
 #    would test those (test_arm_compile reads the aarch64 binaries below, natively).
 TESTS=(tests/test_contract.py tests/test_new_dtypes.py tests/test_autograd.py tests/test_cpu_isa.py
-       tests/test_package.py tests/test_release.py tests/test_kernelize.py tests/test_variants.py)
+       tests/test_package.py tests/test_cuda_archs.py tests/test_release.py tests/test_kernelize.py
+       tests/test_variants.py)
 SELECT=(-k "not compile")
 
 build_aarch64() {  # build_aarch64 <snapshot>: both aarch64 variants of the release set, staged

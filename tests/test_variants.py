@@ -1,30 +1,35 @@
-"""What `kernels` (0.17.2) picks from our release set on each user system.
+"""What `kernels` (0.17.2) picks from our release set on each user system, and which GPUs
+the picked CUDA variant then serves.
 
-The package ships two variants, both built against the torch 2.11 stable ABI:
+The release set (scripts/release_set.py) holds three variants, all built against the torch
+2.11 stable ABI: cpu, cu130 and cu124. On x86_64 Linux a user gets:
 
-    torch-stable-abi211-cpu-x86_64-linux
-    torch-stable-abi211-cu130-x86_64-linux
-
-On x86_64 Linux a user gets:
-
-- torch 2.11 ... 2.15, CPU torch:            the cpu variant.
-- torch 2.11 ... 2.15, CUDA 13.0 or 13.2:    the cu130 variant (a cu13x variant serves any
-  CUDA 13.y with y >= x; stable-ABI variants serve any torch >= their ABI version).
-- a CUDA torch with `backend="cpu"` asked:   the cpu variant.
-- torch 2.11 ... 2.15, CUDA 12.6 or 12.8:    nothing (we cannot build CUDA 12 here: no CUDA 12
-  nvcc), unless they ask for `backend="cpu"`, which gets the cpu variant.
-- torch 2.10 (older than the stable ABI 2.11): nothing, whatever the backend.
+- torch 2.11 ... 2.15, CPU torch:                 the cpu variant.
+- torch 2.11 ... 2.15, CUDA 13.0 or 13.2:         the cu130 variant (a cu13x variant serves
+  any CUDA 13.y with y >= x; stable-ABI variants serve any torch >= their ABI version).
+- torch 2.11 ... 2.15, CUDA 12.6, 12.8 or 12.9:   the cu124 variant (12.4 <= their minor).
+- a CUDA torch with `backend="cpu"` asked:        the cpu variant.
+- torch 2.10 (older than the stable ABI 2.11):    nothing, whatever the backend.
 
 Every case goes through the public `kernels.variants.resolve_variant(variants, backend=...)`,
 the call `get_kernel`/`get_local_kernel` make. It has no parameter for the system: it detects
 it. So `fake_system` below patches, for the duration of that one call only, exactly what
 `resolve_variants` reads (see its source in kernels/variants.py and kernels/backends.py).
 The running torch's own version and CUDA play no part.
+
+Then the GPU: kernels checks the ONE variant it picked against the device's capability
+(kernels/archs.py, with metadata.json's backend.archs) and raises rather than fall back to
+another variant. `GPU_TABLE` says, for each CUDA variant of the release set, which GPUs run
+a compiled cubin, which JIT-compile its PTX and which are refused; the answers are written
+out by hand, the archs are the release set's.
 """
 
 import contextlib
+import json
+import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -34,9 +39,26 @@ import kernels.variants
 from kernels.backends import parse_backend
 from kernels.variants import VariantAccepted, VariantRejected, parse_variant, resolve_variant
 
-CPU = "torch-stable-abi211-cpu-x86_64-linux"
-CU130 = "torch-stable-abi211-cu130-x86_64-linux"
-RELEASE = (CPU, CU130)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import release_set  # noqa: E402
+
+# The x86_64 cases' candidates; the aarch64 cases below add ARM_RELEASE.
+RELEASE = tuple(v.name for v in release_set.RELEASE if v.platform == "x86_64")
+ARM_RELEASE = tuple(v.name for v in release_set.RELEASE if v.platform == "aarch64")
+
+
+def released(backend: str, cuda: str | None = None, platform: str = "x86_64") -> str:
+    """The release set's variant for that backend, toolchain CUDA and CPU."""
+    (name,) = [v.name for v in release_set.RELEASE
+               if (v.backend, v.toolchain.cuda, v.platform) == (backend, cuda, platform)]
+    return name
+
+
+CPU = released("cpu")
+CU130 = released("cuda", "13.0")
+CU124 = released("cuda", "12.4")
+ARM_CPU = released("cpu", platform="aarch64")
+ARM_CU130 = released("cuda", "13.0", platform="aarch64")
 
 # A classic per-torch-version build: on torch 2.13 CPU kernels accepts it too, so it shows
 # that an accepted stable-ABI variant outranks an accepted versioned one.
@@ -116,56 +138,52 @@ def cuda_too_old(system_cuda: str) -> str:
     return f"CUDA version (13.0) is not compatible with system CUDA version ({system_cuda})"
 
 
+def cuda12_refused(system_cuda: str) -> str:
+    return f"CUDA version (12.4) is not compatible with system CUDA version ({system_cuda})"
+
+
 TORCH_TOO_OLD = "Torch stable ABI version (2.11) is too new for environment Torch version (2.10)"
-BOTH_TORCH_TOO_OLD = {CPU: TORCH_TOO_OLD, CU130: TORCH_TOO_OLD}
+ALL_TORCH_TOO_OLD = {CPU: TORCH_TOO_OLD, CU130: TORCH_TOO_OLD, CU124: TORCH_TOO_OLD}
 DECOY_WRONG_TORCH = "Torch version (2.13) does not match environment Torch version (2.12)"
+TORCHES = ("2.11", "2.12", "2.13", "2.14", "2.15")
 
 # fmt: off
 CASES = [
     # system,                picks, refuses
     # CPU torch: the cpu variant.
-    Case(System("2.11", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.12", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.13", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.14", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.15", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    # CUDA 13.0: the cu130 variant; a CUDA torch does not take a cpu variant by default.
-    Case(System("2.11", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.12", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.13", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.14", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.15", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    # CUDA 13.2: still the cu130 variant (same major, variant minor 0 <= 2).
-    Case(System("2.11", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.12", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.13", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.14", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.15", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    # A CUDA torch whose user asks for backend="cpu": the cpu variant, even on CUDA 12.
-    Case(System("2.11", "cu130"), CPU, {CU130: wrong_backend("cu130", "cpu")}, asks_backend="cpu"),
-    Case(System("2.15", "cu132"), CPU, {CU130: wrong_backend("cu130", "cpu")}, asks_backend="cpu"),
-    Case(System("2.12", "cu126"), CPU, {CU130: wrong_backend("cu130", "cpu")}, asks_backend="cpu"),
-    # CUDA 12: nothing. A cu130 variant needs CUDA 13; we ship no cu12x build.
-    Case(System("2.11", "cu126"), None, {CPU: wrong_backend("cpu", "cu126"), CU130: cuda_too_old("12.6")}),
-    Case(System("2.13", "cu126"), None, {CPU: wrong_backend("cpu", "cu126"), CU130: cuda_too_old("12.6")}),
-    Case(System("2.15", "cu126"), None, {CPU: wrong_backend("cpu", "cu126"), CU130: cuda_too_old("12.6")}),
-    Case(System("2.11", "cu128"), None, {CPU: wrong_backend("cpu", "cu128"), CU130: cuda_too_old("12.8")}),
-    Case(System("2.13", "cu128"), None, {CPU: wrong_backend("cpu", "cu128"), CU130: cuda_too_old("12.8")}),
-    Case(System("2.15", "cu128"), None, {CPU: wrong_backend("cpu", "cu128"), CU130: cuda_too_old("12.8")}),
+    *(Case(System(t, "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")})
+      for t in TORCHES),
+    # CUDA 13.0 and 13.2: the cu130 variant (same major, variant minor 0 <= 0, 2); a CUDA
+    # torch does not take a cpu variant by default, nor a variant of another CUDA major.
+    *(Case(System(t, cuda), CU130, {CPU: wrong_backend("cpu", cuda), CU124: cuda12_refused(version)})
+      for t in TORCHES for cuda, version in (("cu130", "13.0"), ("cu132", "13.2"))),
+    # CUDA 12.6, 12.8, 12.9 (every CUDA 12 build of torch 2.11 on): the cu124 variant.
+    *(Case(System(t, cuda), CU124, {CPU: wrong_backend("cpu", cuda), CU130: cuda_too_old(version)})
+      for t in TORCHES for cuda, version in (("cu126", "12.6"), ("cu128", "12.8"), ("cu129", "12.9"))),
+    # No CUDA 12.2 torch >= 2.11 exists; it shows the minor rule: 12.4 > 12.2 is refused.
+    Case(System("2.11", "cu122"), None,
+         {CPU: wrong_backend("cpu", "cu122"), CU130: cuda_too_old("12.2"), CU124: cuda12_refused("12.2")}),
+    # A CUDA torch whose user asks for backend="cpu": the cpu variant.
+    Case(System("2.11", "cu130"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")}, asks_backend="cpu"),
+    Case(System("2.15", "cu132"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")}, asks_backend="cpu"),
+    Case(System("2.12", "cu126"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")}, asks_backend="cpu"),
     # torch 2.10 predates the 2.11 stable ABI. kernels checks the torch version before the
-    # backend, so both variants get that reason, on every backend and backend request.
-    Case(System("2.10", "cpu"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu126"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu128"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu130"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu132"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu130"), None, BOTH_TORCH_TOO_OLD, asks_backend="cpu"),
+    # backend, so every variant gets that reason, on every backend and backend request.
+    *(Case(System("2.10", backend), None, ALL_TORCH_TOO_OLD)
+      for backend in ("cpu", "cu126", "cu128", "cu129", "cu130", "cu132")),
+    Case(System("2.10", "cu130"), None, ALL_TORCH_TOO_OLD, asks_backend="cpu"),
     # A versioned decoy for torch 2.13 is accepted there (it is not in `refuses`), yet the
     # stable-ABI variant is preferred.
-    Case(System("2.13", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}, also_offered=(VERSIONED_DECOY,)),
+    Case(System("2.13", "cpu"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")},
+         also_offered=(VERSIONED_DECOY,)),
     # On any other torch the decoy is refused: a versioned build needs that exact torch.
     Case(System("2.12", "cpu"), CPU,
-         {CU130: wrong_backend("cu130", "cpu"), VERSIONED_DECOY: DECOY_WRONG_TORCH},
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu"),
+          VERSIONED_DECOY: DECOY_WRONG_TORCH},
          also_offered=(VERSIONED_DECOY,)),
 ]
 # fmt: on
@@ -194,13 +212,9 @@ def test_kernels_picks_intended_variant(case: Case):
 
 
 # ---- aarch64 Linux (Grace Hopper/Blackwell, DGX Spark, Graviton, Ampere Altra) ----------
-# The release set's two aarch64 variants, cross-built here (scripts/release_set.py). On an
-# aarch64 system the x86_64 variants are refused for their CPU, which kernels checks first.
-ARM_CPU = "torch-stable-abi211-cpu-aarch64-linux"
-ARM_CU130 = "torch-stable-abi211-cu130-aarch64-linux"
-ARM_RELEASE = (ARM_CPU, ARM_CU130)
-ON_ARM = {CPU: "CPU (x86_64) does not match system CPU (aarch64)",
-          CU130: "CPU (x86_64) does not match system CPU (aarch64)"}
+# The release set's aarch64 variants, cross-built here. On an aarch64 system the x86_64
+# variants are refused for their CPU, which kernels checks first.
+ON_ARM = {name: "CPU (x86_64) does not match system CPU (aarch64)" for name in RELEASE}
 ARM_BOTH_TORCH_TOO_OLD = {ARM_CPU: TORCH_TOO_OLD, ARM_CU130: TORCH_TOO_OLD}
 
 
@@ -211,9 +225,9 @@ def arm(torch_version: str, backend: str) -> System:
 # fmt: off
 ARM_CASES = [
     *(Case(arm(t, "cpu"), ARM_CPU, {**ON_ARM, ARM_CU130: wrong_backend("cu130", "cpu")}, also_offered=ARM_RELEASE)
-      for t in ("2.11", "2.12", "2.13", "2.14", "2.15")),
+      for t in TORCHES),
     *(Case(arm(t, cuda), ARM_CU130, {**ON_ARM, ARM_CPU: wrong_backend("cpu", cuda)}, also_offered=ARM_RELEASE)
-      for t in ("2.11", "2.12", "2.13", "2.14", "2.15") for cuda in ("cu130", "cu132")),
+      for t in TORCHES for cuda in ("cu130", "cu132")),
     Case(arm("2.13", "cu130"), ARM_CPU, {**ON_ARM, ARM_CU130: wrong_backend("cu130", "cpu")},
          asks_backend="cpu", also_offered=ARM_RELEASE),
     # CUDA 12 on aarch64 is not built (out of scope); torch 2.10 predates the stable ABI.
@@ -229,58 +243,94 @@ def test_kernels_picks_intended_aarch64_variant(case: Case):
     test_kernels_picks_intended_variant(case)
 
 
-def release_set():
-    """scripts/release_set.py, the one list of the variants the release builds."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "release_set" not in sys.modules:
-        path = Path(__file__).resolve().parent.parent / "scripts" / "release_set.py"
-        spec = importlib.util.spec_from_file_location("release_set", path)
-        sys.modules["release_set"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["release_set"])
-    return sys.modules["release_set"]
-
-
 def test_tables_cover_the_release_set():
-    assert sorted(v.name for v in release_set().RELEASE) == sorted(RELEASE + ARM_RELEASE)
+    """Every variant of the release set is a candidate of the x86_64 or the aarch64 cases."""
+    assert sorted(RELEASE + ARM_RELEASE) == sorted(v.name for v in release_set.RELEASE)
 
 
-# aarch64 GPUs: after resolution kernels checks the ONE variant it picked against the GPU
-# (kernels.archs._check_arch_incompatibility, with the metadata's backend.archs) and raises
-# rather than fall back. The archs are those the release builds for aarch64.
-ARM_GPUS = [
-    ("GH200", (9, 0), True),
-    ("GB200", (10, 0), True),
-    ("GB10 (DGX Spark)", (12, 1), True),
-    ("A100 PCIe in an Arm server", (8, 0), True),
-    ("L40S in an Arm server", (8, 9), True),
-    ("T4G (AWS g5g)", (7, 5), False),  # sm_75 is not built
-]
+# ---- GPUs --------------------------------------------------------------------------------
+# Each CUDA variant of the release set against the GPUs users have, through kernels' own
+# check of the picked variant (kernels.archs._check_arch_incompatibility). "compiled": a cubin
+# of the GPU's major at or below its minor; "JIT": only a +PTX arch covers it, and the driver
+# compiles that PTX at first use (unmeasured here); "refused": get_kernel raises.
+COMPILED, JIT, REFUSED = "compiled", "JIT from PTX", "refused"
+GPUS = {  # name: compute capability
+    "V100": (7, 0), "T4": (7, 5), "A100": (8, 0), "A10": (8, 6), "L4": (8, 9),
+    "H100/H200": (9, 0), "B200": (10, 0), "RTX 5090": (12, 0), "GB10": (12, 1),
+    "GH200": (9, 0), "GB200": (10, 0),
+}
+NOT_THERE = None  # no such machine: GH200, GB200 and GB10 are aarch64 systems, V100 has no Arm host
+# fmt: off
+GPU_TABLE = {  # GPU: (cu124 variant, cu130 variant, aarch64 cu130 variant)
+    "V100":      (COMPILED,  REFUSED,   NOT_THERE),  # CUDA 13 dropped Volta (no cu13x torch runs there either)
+    "T4":        (COMPILED,  COMPILED,  COMPILED),   # aarch64: T4G (AWS g5g)
+    "A100":      (COMPILED,  COMPILED,  COMPILED),   # aarch64: PCIe GPUs in Arm servers
+    "A10":       (COMPILED,  COMPILED,  COMPILED),   # sm_86 cubin
+    "L4":        (COMPILED,  COMPILED,  COMPILED),
+    "H100/H200": (COMPILED,  COMPILED,  COMPILED),
+    "B200":      (JIT,       COMPILED,  COMPILED),   # on a cu128/cu129 torch: compute_90 PTX
+    "RTX 5090":  (JIT,       COMPILED,  COMPILED),
+    "GB10":      (NOT_THERE, NOT_THERE, COMPILED),   # 12.1 runs 12.0's cubin
+    "GH200":     (NOT_THERE, NOT_THERE, COMPILED),
+    "GB200":     (NOT_THERE, NOT_THERE, COMPILED),
+}
+# fmt: on
+CUDA_VARIANTS = (CU124, CU130, ARM_CU130)
 
 
-@pytest.mark.parametrize(("gpu", "capability", "served"), ARM_GPUS, ids=[g for g, _, _ in ARM_GPUS])
-def test_aarch64_cuda_variant_serves_gpu(gpu, capability, served, tmp_path):
-    import json
-
+def kernels_serves(archs: list[str], capability: tuple[int, int], tmp_path: Path) -> bool:
+    """Whether kernels' arch check lets a variant declaring `archs` load on that GPU."""
     from kernels._rust import Metadata
     from kernels.archs import _check_arch_incompatibility
 
-    archs = list(release_set().AARCH64_CUDA_ARCHS)
-    (tmp_path / "metadata.json").write_text(json.dumps({
-        "name": "relu", "id": "_relu_cuda_0000000", "version": 3, "license": "Apache-2.0",
-        "python-depends": [], "backend": {"type": "cuda", "archs": archs}}))
-    metadata = Metadata.read_from_file(tmp_path / "metadata.json")
-    with fake_system(arm("2.13", "cu130")):
-        picked, _ = resolve_variant([parse_variant(name) for name in RELEASE + ARM_RELEASE])
-    assert picked.variant_str == ARM_CU130
+    path = tmp_path / "metadata.json"
+    path.write_text(json.dumps({"name": "relu", "id": "_relu_cuda_0", "version": 3, "license": "Apache-2.0",
+                                "python-depends": [], "backend": {"type": "cuda", "archs": archs}}))
+    metadata = Metadata.read_from_file(path)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(torch.version, "cuda", "13.0")
+        # A CUDA torch with that GPU, whatever torch runs the test (CPU-only in CI).
+        patch.setattr(torch.version, "cuda", "12.8")
         patch.setattr(torch.cuda, "is_available", lambda: True)
-        patch.setattr(torch.cuda, "get_device_capability", lambda *_: capability)
-        if served:
-            _check_arch_incompatibility(metadata, ARM_CU130)
-        else:
-            with pytest.raises(RuntimeError, match=f"CUDA capability {capability[0]}.{capability[1]}"):
-                _check_arch_incompatibility(metadata, ARM_CU130)
+        patch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+        try:
+            _check_arch_incompatibility(metadata, "variant")
+        except RuntimeError as refusal:
+            assert "is not supported by the architectures of the build" in str(refusal)
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("variant", "gpu"), [(v, g) for v in CUDA_VARIANTS for g in GPUS
+                                               if GPU_TABLE[g][CUDA_VARIANTS.index(v)] is not NOT_THERE],
+                         ids=lambda x: "-".join(x.split("-")[3:5]) if x in CUDA_VARIANTS else x)
+def test_gpu_is_served_as_the_table_says(variant, gpu, tmp_path):
+    archs = list(release_set.variant(variant).archs())
+    capability = GPUS[gpu]
+    if not kernels_serves(archs, capability, tmp_path):
+        outcome = REFUSED
+    elif kernels_serves([a.removesuffix("+PTX") for a in archs], capability, tmp_path):
+        outcome = COMPILED
+    else:
+        outcome = JIT
+    assert outcome == GPU_TABLE[gpu][CUDA_VARIANTS.index(variant)], f"{gpu} on {variant}: archs {archs}"
+
+
+@pytest.mark.parametrize(("told", "expected"), [(None, "cu130"), ("12.8", "cu128")])
+def test_kernels_sees_the_cuda_it_is_told(told, expected):
+    """tests/kernels_sees_cuda, which the cu12x runs (scripts/release.sh, h200_release.sh)
+    put first on PYTHONPATH: a fresh interpreter's kernels reports the CUDA it is told, and
+    torch's own when told none."""
+    import os
+    import subprocess
+
+    tests = Path(__file__).resolve().parent
+    path = [str(tests / "kernels_sees_cuda"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env.pop("RELU_TEST_KERNELS_CUDA", None)
+    if told:
+        env["RELU_TEST_KERNELS_CUDA"] = told
+    # A CUDA 13.0 torch as far as kernels can tell, whatever torch runs the test.
+    script = "import torch; torch.version.cuda = '13.0'; import kernels.backends as b; print(b._backend().variant_str)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected

@@ -221,7 +221,7 @@ export AARCH64_CUDA_TOP=$CUDA_TOP
 export AARCH64_SYSROOT=$SYSROOT
 export AARCH64_QEMU=$QEMU
 export AARCH64_PYTHON=$CACHE/bin/python
-export RELU_CUOBJDUMP=$CUOBJDUMP
+export PATH=$(dirname "$CUOBJDUMP"):\$PATH  # tests/test_cuda_archs.py finds it there
 EOF
 # The emulated Python. binfmt_misc is not available here, so every aarch64 program is
   # started through qemu explicitly; sys.executable is this wrapper, so a subprocess that
