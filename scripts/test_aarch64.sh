@@ -32,6 +32,12 @@ TESTS=(tests/test_contract.py tests/test_new_dtypes.py tests/test_autograd.py te
        tests/test_variants.py)
 SELECT=(-k "not compile")
 
+stage_some() {  # stage_some <snapshot> <variant dir>...: stage_release's layout for some variants
+  # (its command refuses anything but the whole release set)
+  "$PYTHON" -c 'import sys; from pathlib import Path; sys.path.insert(0, "scripts"); from stage_release import stage
+stage(Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]])' "$@"
+}
+
 build_aarch64() {  # build_aarch64 <snapshot>: both aarch64 variants of the release set, staged
   local snapshot=$1 variants=() name args
   while read -r name args; do
@@ -39,7 +45,7 @@ build_aarch64() {  # build_aarch64 <snapshot>: both aarch64 variants of the rele
     # shellcheck disable=SC2086
     variants+=("$("$PYTHON" scripts/build_variant.py $args --build-dir .cache/aarch64-build | tail -1)")
   done < <("$PYTHON" scripts/release_set.py)
-  "$PYTHON" scripts/stage_release.py "$snapshot" "${variants[@]}" >/dev/null
+  stage_some "$snapshot" "${variants[@]}"
 }
 
 emulated_pytest() {  # emulated_pytest <snapshot> <log> pytest-args...
@@ -100,8 +106,7 @@ open(path, "w").write(patched)
 EOF
 broken=$("$PYTHON" "$SABOTAGE/scripts/build_variant.py" --target aarch64 --backend cpu \
          --build-dir "$SABOTAGE/.cache/aarch64-build" | tail -1)
-"$PYTHON" scripts/stage_release.py "$SABOTAGE/snapshot" "$broken" \
-  "$SNAPSHOT/build/torch-stable-abi211-cu130-aarch64-linux" >/dev/null
+stage_some "$SABOTAGE/snapshot" "$broken" "$SNAPSHOT/build/torch-stable-abi211-cu130-aarch64-linux"
 sabotage_status=0
 emulated_pytest "$SABOTAGE/snapshot" "$RESULTS/sabotage.log" -q -x -k "not cuda-variant-on-cpu" \
   tests/test_contract.py tests/test_cpu_isa.py || sabotage_status=$?
