@@ -2,6 +2,7 @@
 kernel-builder produces (see README.md, "Building"), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
+    python scripts/build_variant.py --noarch [--backend cpu|cuda]      (build/torch-<backend>)
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
@@ -10,6 +11,10 @@ What comes from where:
   - compiling and linking: torch.utils.cpp_extension (ninja; unchanged sources rebuild in
     seconds);
   - the digest in metadata.json: kernels._rust.Digest.hash_variant.
+
+--noarch stages kernel-builder's noarch variant of a backend instead (what a [torch-noarch]
+project builds): the same Python package, no binary, and an _ops.py that registers the ops
+from Python (torch-ext/relu/_noarch.py: Triton on CUDA tensors, torch ops on CPU tensors).
 """
 
 from __future__ import annotations
@@ -70,6 +75,23 @@ def add_op_namespace_prefix(op_name: str) -> str:
     """Prefix op by namespace."""
     return f"{id}::{{op_name}}"
 '''
+
+# A noarch variant's _ops.py: the ops come from Python (_noarch.py), not from a library.
+NOARCH_OPS_PY = '''\
+import torch
+from ._noarch import register_ops
+ops = register_ops("{id}", "{backend}")
+
+
+def add_op_namespace_prefix(op_name: str) -> str:
+    """Prefix op by namespace."""
+    return f"{id}::{{op_name}}"
+'''
+
+# The modules of the Python package that only noarch variants use (a compiled variant's ops
+# come from its library), and the one only the CUDA one does.
+NOARCH_MODULES = ("_noarch.py", "_triton.py")
+TRITON_MODULE = "_triton.py"
 
 # The compat package build/<variant>/<name>/: `sys.path.insert(0, <variant dir>); import
 # <name>` lands here and loads the variant directory itself as the package.
@@ -180,6 +202,28 @@ def variant_name(config: dict, backend_name: str) -> str:
     return name
 
 
+def noarch_variant_name(backend_name: str) -> str:
+    """torch-<backend>, from kernels' own types; kernels' resolver must accept it here when
+    this machine runs that backend (any torch version: noarch variants carry no ABI)."""
+    import torch
+    from kernels.variants import (Noarch, NoarchVariant, TorchNoarch, VariantAccepted, parse_variant,
+                                  resolve_variant)
+
+    variant = NoarchVariant(framework=TorchNoarch(), arch=Noarch(backend_name=backend_name))
+    name = variant.variant_str
+    if parse_variant(name) != variant:
+        sys.exit(f"kernels does not read {name} back as the variant staged")
+    if backend_name == "cpu" or torch.version.cuda is not None:
+        _, trace = resolve_variant([variant], backend=backend_name)
+        if not isinstance(trace[0], VariantAccepted):
+            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    return name
+
+
+def python_package(config: dict) -> Path:
+    return ROOT / "torch-ext" / config["general"]["name"].replace("-", "_")
+
+
 def sources_for(config: dict, backend: str) -> list[Path]:
     files = list(config["torch"]["src"])
     for kernel in config.get("kernel", {}).values():
@@ -265,23 +309,33 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     return object_dir / f"{ext_id}.so"
 
 
-def write_variant(config: dict, ext_id: str, backend: str, library: Path, archs: list[str],
+def write_variant(config: dict, ext_id: str, backend: str, library: Path | None, archs: list[str],
                   variant_dir: Path) -> None:
+    """build/<variant>: the Python package, the library (None: a noarch variant, whose ops
+    _noarch.py registers), _ops.py, the compat package and metadata.json."""
     from kernels._rust import Digest, DigestAlgorithm, Metadata
 
     name = config["general"]["name"]
-    python_package = ROOT / "torch-ext" / name.replace("-", "_")
     if variant_dir.exists():
         shutil.rmtree(variant_dir)  # a stale .so of an older namespace must not linger
-    shutil.copytree(python_package, variant_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    shutil.copy2(library, variant_dir / f"{ext_id}.abi3.so")
-    (variant_dir / "_ops.py").write_text(OPS_PY.format(id=ext_id))
+    if library is not None:
+        skipped = NOARCH_MODULES
+    else:
+        skipped = (TRITON_MODULE,) if backend != "cuda" else ()
+    skipped = ("__pycache__", "*.pyc", *skipped)
+    shutil.copytree(python_package(config), variant_dir, ignore=shutil.ignore_patterns(*skipped))
+    if library is not None:
+        shutil.copy2(library, variant_dir / f"{ext_id}.abi3.so")
+    ops_py = OPS_PY if library is not None else NOARCH_OPS_PY
+    (variant_dir / "_ops.py").write_text(ops_py.format(id=ext_id, backend=backend))
     compat = variant_dir / name.replace("-", "_")
     compat.mkdir()
     (compat / "__init__.py").write_text(COMPAT_INIT_PY.format(id=ext_id))
 
     backend_info = {"type": backend}
-    if backend == "cuda":
+    # A noarch CUDA variant lists no archs: Triton compiles for the GPU it finds, and kernels'
+    # arch check (kernels/archs.py) passes a variant whose backend.archs is empty.
+    if backend == "cuda" and archs:
         backend_info["archs"] = archs
     digest = Digest.hash_variant(DigestAlgorithm.SHA256, variant_dir)
     metadata = {
@@ -299,6 +353,19 @@ def write_variant(config: dict, ext_id: str, backend: str, library: Path, archs:
     Metadata.read_from_file(metadata_path)  # kernels must be able to read what we wrote
 
 
+def stage_noarch(config: dict, backend: str, build_dir: Path) -> None:
+    """build/torch-<backend>: nothing to compile; the op namespace hashes the Python package."""
+    if backend not in config["general"]["backends"]:
+        sys.exit(f"build.toml does not list backend {backend}")
+    variant = noarch_variant_name(backend)
+    sources = sorted(p for p in python_package(config).rglob("*.py") if "__pycache__" not in p.parts)
+    uid = source_uid(sources, ["noarch", backend])
+    ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
+    variant_dir = build_dir / variant
+    write_variant(config, ext_id, backend, None, [], variant_dir)
+    print(variant_dir)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", choices=["cpu", "cuda"], default=None,
@@ -307,10 +374,15 @@ def main() -> None:
                         help="compile for these capabilities only (default: all in build.toml)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build",
                         help="where build/<variant> goes (default: this checkout's build/)")
+    parser.add_argument("--noarch", action="store_true",
+                        help="stage the backend's noarch variant build/torch-<backend> (Python only)")
     args = parser.parse_args()
 
     config = read_build_toml()
     backend = args.backend or default_backend()
+    if args.noarch:
+        stage_noarch(config, backend, args.build_dir.resolve())
+        return
     if backend == "cuda" and "CUDA_HOME" not in os.environ and shutil.which("nvcc"):
         os.environ["CUDA_HOME"] = cuda_toolkit_root()
     if backend not in config["general"]["backends"]:

@@ -1,0 +1,412 @@
+"""The ops of the noarch variants (torch-cuda, torch-cpu), registered from Python.
+
+A noarch variant carries no binary: this module defines the ops torch_binding.cpp defines,
+with the same schemas, checks and messages (every bad argument raises ValueError, as the
+stable ABI hands C++ errors to Python; functions.py renames dtype mistakes TypeError), under
+the variant's own namespace, so functions.py and layers.py run unchanged on top of it.
+
+  - CPU tensors: torch's own ops with relu's exact semantics (torch.where(x > 0, x, 0): NaN
+    and -0.0 to +0; torch.relu, clamp_min and threshold keep NaN on the CPU), float8 on its
+    bit patterns, unsigned dtypes as copies. torch's own speed, nothing more.
+  - CUDA tensors: the Triton kernels of _triton.py, imported at the first CUDA call (a CPU
+    user needs no Triton); calls smaller than SMALL_CALL_BYTES take the CPU's torch path,
+    whose launch path is C++ (Triton's is Python).
+
+Registered with torch.library.Library (define, then a Python kernel per dispatch key), not
+torch.library.triton_op: triton_op has torch.compile trace the op's body with fake tensors,
+and this body reads addresses (partial overlap, in place) that fake tensors do not have.
+Nothing is lost under compile: there relu() hands Dynamo where(x > 0, x, 0) itself
+(functions.py), which Inductor fuses, and only float8 keeps the op, opaque as the compiled
+variant's is (its fake kernel is functions.py's)."""
+
+import torch
+
+# How each dtype's relu runs on a same-width integer view of its bits (_triton.py says why):
+MODE_COPY = 0  # unsigned: never negative
+MODE_SIGNED = 1  # keep b if b > 0
+MODE_BOUNDED = 2  # keep b if 0 < b <= limit, the largest positive non-NaN bit pattern
+# dtype -> (integer view, mode, limit). The float8 fnuz formats' only NaN is 0x80, negative
+# as an int8, so b > 0 is x > 0 there.
+_BITS = {
+    torch.float32: (torch.int32, MODE_BOUNDED, 0x7F800000),
+    torch.float16: (torch.int16, MODE_BOUNDED, 0x7C00),
+    torch.bfloat16: (torch.int16, MODE_BOUNDED, 0x7F80),
+    torch.float64: (torch.int64, MODE_BOUNDED, 0x7FF0000000000000),
+    torch.float8_e4m3fn: (torch.int8, MODE_BOUNDED, 0x7E),
+    torch.float8_e5m2: (torch.int8, MODE_BOUNDED, 0x7C),
+    torch.float8_e4m3fnuz: (torch.int8, MODE_SIGNED, 0),
+    torch.float8_e5m2fnuz: (torch.int8, MODE_SIGNED, 0),
+    torch.int8: (torch.int8, MODE_SIGNED, 0),
+    torch.int16: (torch.int16, MODE_SIGNED, 0),
+    torch.int32: (torch.int32, MODE_SIGNED, 0),
+    torch.int64: (torch.int64, MODE_SIGNED, 0),
+    torch.uint8: (torch.int8, MODE_COPY, 0),
+    torch.uint16: (torch.int16, MODE_COPY, 0),
+    torch.uint32: (torch.int32, MODE_COPY, 0),
+    torch.uint64: (torch.int64, MODE_COPY, 0),
+}
+_FLOAT8 = frozenset({torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz})
+_GRADIENT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
+_SUPPORTED_NAMES = ", ".join(str(dtype).removeprefix("torch.") for dtype in _BITS)
+
+# CUDA calls of fewer bytes take the torch path (one or two aten launches, C++ dispatch);
+# the H200 script (scripts/h200_triton.sh, stage `calls`) times both paths at 4 and 64 KiB.
+SMALL_CALL_BYTES = 64 * 1024
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+# ---- Argument checks: torch_binding.cpp's, in its words, before anything is written.
+
+def _check_dtype(x: torch.Tensor) -> None:
+    if x.dtype not in _BITS:
+        raise ValueError(f"relu: x has dtype {_name(x.dtype)}; supported dtypes are {_SUPPORTED_NAMES}")
+
+
+def _is_dense(t: torch.Tensor) -> bool:
+    """torch's is_non_overlapping_and_dense: some permutation of the dimensions is contiguous."""
+    if t.is_contiguous():
+        return True
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return all(size == 1 or sa == sb for size, sa, sb in zip(a.shape, a.stride(), b.stride()))
+
+
+def _may_share_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the bytes of two tensors' elements can overlap."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+
+    def byte_span(t):
+        low = high = 0
+        for size, stride in zip(t.shape, t.stride()):
+            reach = (size - 1) * stride
+            if reach < 0:
+                low += reach
+            else:
+                high += reach
+        return t.data_ptr() + low * t.element_size(), t.data_ptr() + (high + 1) * t.element_size()
+
+    a_low, a_high = byte_span(a)
+    b_low, b_high = byte_span(b)
+    return a_low < b_high and b_low < a_high
+
+
+def _is_in_place(out: torch.Tensor, x: torch.Tensor) -> bool:
+    return out.data_ptr() == x.data_ptr() and _same_strides(out, x)
+
+
+def _check_relu_args(out: torch.Tensor, x: torch.Tensor) -> bool:
+    """The binding's checks; returns whether out and x are both dense (computed on the way)."""
+    _check_dtype(x)
+    if out.dtype != x.dtype:
+        raise ValueError(f"relu: out has dtype {_name(out.dtype)} but x has dtype {_name(x.dtype)}; "
+                         "out must have x's dtype")
+    if out.device != x.device:
+        raise ValueError(f"relu: out is on {out.device} but x is on {x.device}; out must be on x's device")
+    if out.shape != x.shape:
+        raise ValueError(f"relu: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
+                         "out must have x's shape (it is never resized)")
+    if any(size > 1 and stride == 0 for size, stride in zip(out.shape, out.stride())):
+        raise ValueError("relu: out has elements that share memory (an expand()ed or stride-0 view); "
+                         "pass a tensor whose elements are distinct")
+    dense = _is_dense(out) and _is_dense(x)
+    # Two dense tensors that share memory must be the very same elements (in place); other
+    # sharing is made safe by reading x into a temporary first (_triton_relu_into).
+    if dense and _may_share_memory(out, x) and not _is_in_place(out, x):
+        raise ValueError("relu: out partially overlaps x; pass out=x for in place, or a tensor that "
+                         "does not share x's memory")
+    return dense
+
+
+def _check_backward_args(grad_out: torch.Tensor, result: torch.Tensor) -> None:
+    if result.dtype not in _GRADIENT_DTYPES:
+        raise ValueError(f"relu_backward: result has dtype {_name(result.dtype)}; "
+                         "gradients exist for float32, float16, bfloat16, float64 only")
+    if grad_out.dtype != result.dtype:
+        raise ValueError(f"relu_backward: grad_out has dtype {_name(grad_out.dtype)} but result has dtype "
+                         f"{_name(result.dtype)}")
+    if grad_out.device != result.device:
+        raise ValueError(f"relu_backward: grad_out is on {grad_out.device} but result is on {result.device}")
+    if grad_out.shape != result.shape:
+        raise ValueError(f"relu_backward: grad_out has shape {list(grad_out.shape)} but result has shape "
+                         f"{list(result.shape)}")
+
+
+# ---- The torch path: CPU tensors, and small CUDA calls.
+
+_ZEROS: dict = {}
+
+
+def _zero(dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A 0-dim zero for where(out=), which has no scalar form; one per dtype and device."""
+    zero = _ZEROS.get((dtype, device))
+    if zero is None:
+        zero = _ZEROS[(dtype, device)] = torch.zeros((), dtype=dtype, device=device)
+    return zero
+
+
+def _torch_keep(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(where relu keeps x, the tensor it selects from): x > 0 itself where aten compares
+    the dtype, else float8's integer view (aten has no float8 comparison on the CPU)."""
+    if x.dtype not in _FLOAT8:
+        return x > 0, x
+    bits_dtype, mode, limit = _BITS[x.dtype]
+    bits = x.view(bits_dtype)
+    return ((bits > 0) & (bits <= limit) if mode == MODE_BOUNDED else bits > 0), bits
+
+
+def _torch_relu(x: torch.Tensor) -> torch.Tensor:
+    if _BITS[x.dtype][1] == MODE_COPY:
+        return x.clone()  # x's layout when dense, else dense in its stride order
+    keep, source = _torch_keep(x)
+    # TensorIterator's output layout: x's when dense, else dense in x's stride order.
+    return torch.where(keep, source, 0).view(x.dtype)
+
+
+def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
+    if x.numel() == 0:
+        return
+    if not _is_in_place(out, x) and _may_share_memory(out, x):
+        x = x.clone()  # interleaved views of one buffer: read all of x before writing
+    bits_dtype, mode, _ = _BITS[x.dtype]
+    if mode == MODE_COPY:
+        out.view(bits_dtype).copy_(x.view(bits_dtype))
+        return
+    keep, source = _torch_keep(x)
+    torch.where(keep, source, _zero(source.dtype, x.device), out=out.view(source.dtype))
+
+
+def _torch_relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
+    grad_in = torch.empty_like(result)  # result's layout, as the binding's
+    if result.numel():
+        torch.where(result > 0, grad_out, _zero(result.dtype, result.device), out=grad_in)
+    return grad_in
+
+
+# ---- The Triton path: CUDA tensors (and, in the tests, CPU tensors under TRITON_INTERPRET=1).
+
+_kernels = None
+
+
+def _triton_kernels():
+    """_triton.py, imported once; a missing Triton is named at the first CUDA call."""
+    global _kernels
+    if _kernels is None:
+        try:
+            from . import _triton
+        except ImportError as error:
+            raise ImportError(
+                "relu: this variant (torch-cuda) runs its CUDA kernels with Triton, which could not "
+                f"be imported ({error}); install the triton that your torch pins (Linux CUDA torch "
+                "wheels depend on it), or load a compiled variant"
+            ) from error
+        _kernels = _triton
+    return _kernels
+
+
+def _stride_order(operands: list[torch.Tensor]) -> list[int]:
+    """Dimensions innermost first, ordered by the operands' strides (the first one decides
+    unless it is ambiguous): TensorIterator's reorder_dimensions, as torch_binding.cpp's
+    stride_order. A stride of 0 decides nothing; between equal strides the smaller size goes
+    inside."""
+    sizes = operands[0].shape
+    strides = [t.stride() for t in operands]
+    dim = len(sizes)
+    order = list(range(dim - 1, -1, -1))
+
+    def should_swap(d0: int, d1: int) -> int:
+        for s in strides:
+            s0, s1 = s[d0], s[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if sizes[d0] > sizes[d1]:
+                return 1
+        return 0
+
+    # Insertion sort that stops at the first "keep": the comparison is not a total order.
+    for i in range(1, dim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = should_swap(order[d0], order[d1])
+            if comparison < 0:
+                break
+            if comparison > 0:
+                order[d0], order[d1] = order[d1], order[d0]
+                d1 = d0
+    return order
+
+
+def _strided_layout(operands: list[torch.Tensor], max_dims: int):
+    """(sizes, strides per operand), innermost first, size-1 dimensions dropped and
+    contiguous neighbours merged, as the binding's StridedLayout; None beyond max_dims."""
+    shape = operands[0].shape
+    all_strides = [t.stride() for t in operands]
+    sizes: list[int] = []
+    strides: list[list[int]] = [[] for _ in operands]
+    for d in _stride_order(operands):
+        if shape[d] == 1:
+            continue
+        if sizes and all(sizes[-1] * s[-1] == full[d] for s, full in zip(strides, all_strides)):
+            sizes[-1] *= shape[d]
+            continue
+        if len(sizes) == max_dims:
+            return None
+        sizes.append(shape[d])
+        for s, full in zip(strides, all_strides):
+            s.append(full[d])
+    if not sizes:  # one element
+        return [1], [[0] for _ in operands]
+    return sizes, strides
+
+
+def _triton_relu_into(out: torch.Tensor, x: torch.Tensor, dense: bool) -> None:
+    """out = relu(x), both checked; `dense`: both are dense. Walks any layout in out's
+    stride order, then x's, without a copy, as the compiled binding does."""
+    n = x.numel()
+    if n == 0:
+        return
+    kernels = _triton_kernels()
+    bits_dtype, mode, limit = _BITS[x.dtype]
+    if dense and _same_strides(x, out):
+        # Contiguous, channels-last, permuted-dense, and in place: one flat pass.
+        kernels.relu_flat(x.view(bits_dtype), out.view(bits_dtype), n, mode, limit)
+        return
+    if not _is_in_place(out, x) and _may_share_memory(out, x):
+        x = x.clone()  # interleaved views of one buffer: read all of x before writing
+    layout = _strided_layout([out, x], kernels.MAX_DIMS)
+    if layout is not None:
+        sizes, (out_strides, x_strides) = layout
+        kernels.relu_strided(x.view(bits_dtype), out.view(bits_dtype), sizes, out_strides, x_strides,
+                             mode, limit)
+        return
+    # More dimensions than the walk takes: through a dense copy.
+    dense_x = x.view(bits_dtype).clone(memory_format=torch.contiguous_format)
+    kernels.relu_flat(dense_x, dense_x, n, mode, limit)
+    out.view(bits_dtype).copy_(dense_x)
+
+
+def _triton_relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
+    grad_in = torch.empty_like(result)  # result's layout, as the binding's
+    n = result.numel()
+    if n == 0:
+        return grad_in
+    kernels = _triton_kernels()
+    bits_dtype, _, limit = _BITS[result.dtype]
+    views = [t.view(bits_dtype) for t in (grad_out, result, grad_in)]
+    if _is_dense(result) and _same_strides(result, grad_out):
+        kernels.relu_backward_flat(*views, n, limit)
+        return grad_in
+    layout = _strided_layout([grad_in, grad_out, result], kernels.MAX_DIMS)
+    if layout is not None:
+        sizes, strides = layout
+        kernels.relu_backward_strided(*views, sizes, *strides, limit)
+        return grad_in
+    # Beyond the walk: both inputs in grad_in's layout first.
+    grad, res = torch.empty_like(views[2]).copy_(views[0]), torch.empty_like(views[2]).copy_(views[1])
+    kernels.relu_backward_flat(grad, res, views[2], n, limit)
+    return grad_in
+
+
+# ---- The ops' kernels, per dispatch key.
+
+def _relu_cpu(x: torch.Tensor) -> torch.Tensor:
+    _check_dtype(x)
+    return _torch_relu(x)
+
+
+def _relu_out_cpu(out: torch.Tensor, x: torch.Tensor) -> None:
+    _check_relu_args(out, x)
+    _torch_relu_into(out, x)
+
+
+def _relu_backward_cpu(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
+    _check_backward_args(grad_out, result)
+    return _torch_relu_backward(grad_out, result)
+
+
+def _is_small(x: torch.Tensor) -> bool:
+    return x.numel() * x.element_size() < SMALL_CALL_BYTES
+
+
+class _OnDeviceOf:
+    """Makes x's GPU current for Triton's launch (which uses the current device), only when it
+    is not already."""
+
+    def __init__(self, x: torch.Tensor):
+        index = x.device.index
+        self._guard = torch.cuda.device(index) if index != torch.cuda.current_device() else None
+
+    def __enter__(self):
+        if self._guard is not None:
+            self._guard.__enter__()
+
+    def __exit__(self, *exc):
+        if self._guard is not None:
+            self._guard.__exit__(*exc)
+
+
+def _relu_cuda(x: torch.Tensor) -> torch.Tensor:
+    _check_dtype(x)
+    _triton_kernels()
+    if _is_small(x):
+        return _torch_relu(x)
+    out = torch.empty_like(x)  # x's layout when dense, else dense in x's stride order
+    with _OnDeviceOf(x):
+        _triton_relu_into(out, x, _is_dense(out) and _is_dense(x))
+    return out
+
+
+def _relu_out_cuda(out: torch.Tensor, x: torch.Tensor) -> None:
+    dense = _check_relu_args(out, x)
+    _triton_kernels()
+    if _is_small(x):
+        _torch_relu_into(out, x)
+        return
+    with _OnDeviceOf(x):
+        _triton_relu_into(out, x, dense)
+
+
+def _relu_backward_cuda(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
+    _check_backward_args(grad_out, result)
+    _triton_kernels()
+    if _is_small(result):
+        return _torch_relu_backward(grad_out, result)
+    with _OnDeviceOf(result):
+        return _triton_relu_backward(grad_out, result)
+
+
+_LIBRARIES: list = []
+
+
+def register_ops(namespace: str, backend: str):
+    """Defines relu, relu_out and relu_backward under `namespace` (the variant's id) with the
+    compiled binding's schemas, with kernels for CPU tensors and, for backend "cuda", CUDA
+    tensors; returns torch.ops.<namespace>. Once per process: a variant loaded twice (kernels
+    and the sys.path route) shares one registration."""
+    ops = getattr(torch.ops, namespace)
+    if hasattr(ops, "relu"):
+        return ops
+    library = torch.library.Library(namespace, "DEF")
+    library.define("relu(Tensor x) -> Tensor")
+    library.define("relu_out(Tensor(a!) out, Tensor x) -> ()")
+    library.define("relu_backward(Tensor grad_out, Tensor result) -> Tensor")
+    keys = [("CPU", (_relu_cpu, _relu_out_cpu, _relu_backward_cpu))]
+    if backend == "cuda":
+        keys.append(("CUDA", (_relu_cuda, _relu_out_cuda, _relu_backward_cuda)))
+    for key, kernels in keys:
+        for op, kernel in zip(("relu", "relu_out", "relu_backward"), kernels):
+            library.impl(op, kernel, key)
+    _LIBRARIES.append(library)  # a Library unregisters its ops when collected
+    return ops
