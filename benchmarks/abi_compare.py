@@ -36,7 +36,9 @@ MiB = 1024 * 1024
 def load(variant_dir: Path):
     from kernels import get_local_kernel
 
-    return get_local_kernel(variant_dir, backend="cpu" if "-cpu-" in variant_dir.name else "cuda")
+    # The variant's own backend (noarch variants, torch-cpu, have no "-cpu-" in their name).
+    backend = json.loads((variant_dir / "metadata.json").read_text())["backend"]["type"]
+    return get_local_kernel(variant_dir, backend=backend)
 
 
 def sync(device: str) -> None:

@@ -3,7 +3,8 @@
 # from 2.11 on), staged with the benchmarks and README into relu-build/ (what the Hub's v3
 # branch holds), then the whole suite on exactly those binaries.
 #
-#   scripts/release.sh            # relu-build/build/torch-stable-abi211-{cpu,cu130}-x86_64-linux
+#   scripts/release.sh            # relu-build/build/torch-stable-abi211-{cpu,cu130}-x86_64-linux,
+#                                 # torch-{cpu,cuda} (noarch; tested by scripts/test_noarch.sh)
 #
 # Built with the newest torch reachable here, 2.14.1 (a CUDA build, from this machine's disk
 # or PyPI), in .venv-release; CUDA with the machine's nvcc (13.0: a cu130 variant) for every
@@ -22,6 +23,8 @@ fi
 variants=()
 for backend in cpu cuda; do
   variants+=("$("$VENV/bin/python" scripts/build_variant.py --backend "$backend" --build-dir .cache/release-build | tail -1)")
+  # The noarch variant (Python only): what kernels loads where no compiled one does.
+  variants+=("$("$VENV/bin/python" scripts/build_variant.py --noarch --backend "$backend" --build-dir .cache/release-build | tail -1)")
 done
 "$VENV/bin/python" scripts/stage_release.py relu-build "${variants[@]}"
 export HF_HUB_OFFLINE=1

@@ -75,6 +75,13 @@ def pytest_sessionstart(session):
         VARIANT_DIRS[backend] = Path(built.stdout.strip().splitlines()[-1])
 
 
+def is_noarch(variant_dir: Path) -> bool:
+    """A noarch variant (torch-cpu, torch-cuda): Python only, its ops registered from Python."""
+    from kernels.variants import NoarchVariant, parse_variant
+
+    return isinstance(parse_variant(variant_dir.name), NoarchVariant)
+
+
 def load_kernel(backend: str):
     from kernels import get_kernel
 
@@ -112,3 +119,15 @@ def ops(kernel):
 @pytest.fixture(scope="session")
 def variant_dir(backend) -> Path:
     return VARIANT_DIRS[backend]
+
+
+@pytest.fixture(scope="session")
+def noarch(variant_dir) -> bool:
+    return is_noarch(variant_dir)
+
+
+@pytest.fixture
+def compiled_variant(noarch):
+    """For tests of what only a compiled variant has (its binary, its CPU ISA variants)."""
+    if noarch:
+        pytest.skip("a noarch variant has no binary: its ops are registered from Python")

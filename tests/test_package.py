@@ -47,7 +47,7 @@ def test_variant_name_is_accepted_by_kernels(variant_dir, backend):
     assert isinstance(trace[0], VariantAccepted), trace[0]
 
 
-def test_variant_layout_and_metadata(variant_dir, backend, kernel):
+def test_variant_layout_and_metadata(variant_dir, backend, kernel, noarch):
     from kernels._rust import Digest, Metadata
 
     metadata = Metadata.read_from_file(variant_dir / "metadata.json")
@@ -55,16 +55,27 @@ def test_variant_layout_and_metadata(variant_dir, backend, kernel):
     assert metadata.version == 3
     assert metadata.license == "Apache-2.0"
     assert str(metadata.backend.backend_type).lower() == backend
-    if backend == "cuda":
+    if backend == "cuda" and not noarch:
         assert metadata.backend.archs, "CUDA builds must list backend.archs"
+    if noarch:
+        # Triton compiles for the GPU it finds: no archs, so kernels' arch check passes it.
+        assert not metadata.backend.archs
+        assert metadata.python_depends == [], "kernels 0.17.2 rejects triton there"
     ext_id = metadata.id
     assert ext_id.startswith(f"_relu_{backend}_")
-    assert (variant_dir / f"{ext_id}.abi3.so").is_file()
     assert (variant_dir / "__init__.py").is_file()
     assert (variant_dir / "layers.py").is_file()
     assert (variant_dir / "relu" / "__init__.py").is_file()  # compat package for sys.path users
     ops_py = (variant_dir / "_ops.py").read_text()
-    assert f"from . import {ext_id}" in ops_py
+    if noarch:
+        assert not list(variant_dir.glob("*.so"))
+        assert f'register_ops("{ext_id}", "{backend}")' in ops_py
+        assert (variant_dir / "_noarch.py").is_file()
+        assert (variant_dir / "_triton.py").is_file() == (backend == "cuda")
+    else:
+        assert (variant_dir / f"{ext_id}.abi3.so").is_file()
+        assert f"from . import {ext_id}" in ops_py
+        assert not (variant_dir / "_noarch.py").exists() and not (variant_dir / "_triton.py").exists()
     assert kernel._ops.add_op_namespace_prefix("relu") == f"{ext_id}::relu"
     assert kernel._ops.ops is getattr(torch.ops, ext_id)
     # The digest covers every file but metadata.json and still matches what is on disk.
@@ -95,7 +106,7 @@ KNOWN_MANYLINUX_2_28_VIOLATIONS = {
 }
 
 
-def test_abi(variant_dir):
+def test_abi(variant_dir, compiled_variant):
     from kernel_abi_check import ObjectFile
 
     library = next(variant_dir.glob("*.abi3.so"))
@@ -111,7 +122,7 @@ def test_abi(variant_dir):
 TORCH_CPP_NAME = re.compile(r"(^|[^A-Za-z0-9_])(at|c10|torch)::")
 
 
-def test_extension_imports_only_the_stable_c_abi(variant_dir):
+def test_extension_imports_only_the_stable_c_abi(variant_dir, compiled_variant):
     """The torch stable ABI promise: the binary needs torch's C shim functions only, so one
     build loads on every torch from 2.11 on. Which shim functions exist in 2.11 is proven by
     loading there (the H200 run, README "Support")."""

@@ -15,6 +15,10 @@ On x86_64 Linux a user gets:
   nvcc), unless they ask for `backend="cpu"`, which gets the cpu variant.
 - torch 2.10 (older than the stable ABI 2.11): nothing, whatever the backend.
 
+That is the compiled variants alone (CASES below). The release also ships the noarch
+variants torch-cpu and torch-cuda, which take every cell left empty above (the tests at the
+end, over scripts/release_set.py).
+
 Every case goes through the public `kernels.variants.resolve_variant(variants, backend=...)`,
 the call `get_kernel`/`get_local_kernel` make. It has no parameter for the system: it detects
 it. So `fake_system` below patches, for the duration of that one call only, exactly what
@@ -23,8 +27,10 @@ The running torch's own version and CUDA play no part.
 """
 
 import contextlib
+import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -191,3 +197,51 @@ def test_kernels_picks_intended_variant(case: Case):
             assert case.refuses[name] in decision.reason
         else:
             assert isinstance(decision, VariantAccepted), f"{name} should be accepted, got {decision}"
+
+
+# ---- The whole release set, noarch variants included (scripts/release_set.py). kernels ranks
+# noarch variants (torch-cpu, torch-cuda) after every accepted compiled one and accepts them on
+# any torch version whose backend matches: they fill exactly the cells no compiled build serves.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import release_set  # noqa: E402
+
+SYSTEM_BACKENDS = ["cpu", "cu126", "cu128", "cu130", "cu132"]
+CPU_ARCHS = ["x86_64", "aarch64"]
+
+
+def pick(candidates, system: System, asks_backend: str | None = None) -> str | None:
+    with fake_system(system):
+        picked, _ = resolve_variant([parse_variant(name) for name in candidates], backend=asks_backend)
+    return picked.variant_str if picked else None
+
+
+def noarch_for(system_backend: str) -> str:
+    return "torch-cpu" if system_backend == "cpu" else "torch-cuda"
+
+
+def test_release_set_has_both_noarch_variants():
+    assert set(release_set.NOARCH) == {"torch-cpu", "torch-cuda"}
+    assert set(release_set.VARIANTS) == set(release_set.COMPILED) | set(release_set.NOARCH)
+
+
+@pytest.mark.parametrize("arch", CPU_ARCHS)
+@pytest.mark.parametrize("system_backend", SYSTEM_BACKENDS)
+@pytest.mark.parametrize("torch_version", ["2.9", "2.10"])
+def test_torch_older_than_the_stable_abi_gets_a_noarch_variant(torch_version, system_backend, arch):
+    system = System(torch_version, system_backend, arch=arch)
+    assert pick(release_set.COMPILED, system) is None, "no compiled variant serves torch < 2.11"
+    assert pick(release_set.VARIANTS, system) == noarch_for(system_backend)
+    assert pick(release_set.VARIANTS, system, asks_backend="cpu") == "torch-cpu"
+
+
+@pytest.mark.parametrize("arch", CPU_ARCHS)
+@pytest.mark.parametrize("system_backend", SYSTEM_BACKENDS)
+@pytest.mark.parametrize("torch_version", ["2.11", "2.12", "2.13", "2.14", "2.15"])
+def test_compiled_variants_keep_precedence_from_torch_2_11(torch_version, system_backend, arch):
+    system = System(torch_version, system_backend, arch=arch)
+    compiled = pick(release_set.COMPILED, system)
+    if arch == "x86_64" and system_backend in ("cpu", "cu130", "cu132"):
+        assert compiled is not None
+    # Where a compiled variant loads it wins; elsewhere (a CUDA or CPU combination no compiled
+    # build covers) the noarch variant of the system's backend.
+    assert pick(release_set.VARIANTS, system) == (compiled or noarch_for(system_backend))

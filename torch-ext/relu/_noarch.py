@@ -387,6 +387,22 @@ def _relu_backward_cuda(grad_out: torch.Tensor, result: torch.Tensor) -> torch.T
         return _triton_relu_backward(grad_out, result)
 
 
+def _below_autograd(kernel):
+    """The kernel as a compiled one runs: below autograd. The Autograd key falls through to
+    these kernels (functions.py), so they can receive tensors that require grad; the torch
+    ops they call would then record a graph (and where(out=) refuse), where a C++ kernel
+    records nothing."""
+
+    def run(*tensors):
+        for tensor in tensors:
+            if tensor.requires_grad:
+                with torch.no_grad():
+                    return kernel(*tensors)
+        return kernel(*tensors)
+
+    return run
+
+
 _LIBRARIES: list = []
 
 
@@ -407,6 +423,6 @@ def register_ops(namespace: str, backend: str):
         keys.append(("CUDA", (_relu_cuda, _relu_out_cuda, _relu_backward_cuda)))
     for key, kernels in keys:
         for op, kernel in zip(("relu", "relu_out", "relu_backward"), kernels):
-            library.impl(op, kernel, key)
+            library.impl(op, _below_autograd(kernel), key)
     _LIBRARIES.append(library)  # a Library unregisters its ops when collected
     return ops

@@ -1,0 +1,192 @@
+"""The noarch torch-cuda (Triton) variant beside the compiled CUDA variant and torch, like for
+like, in one process (H200: scripts/h200_triton.sh).
+
+    python benchmarks/triton_compare.py --triton build/torch-cuda \
+        --compiled relu-build/build/torch-stable-abi211-cu130-x86_64-linux --out results/h200/triton
+
+  - "calls": host time per eager call (loop of calls, one synchronize), float32 at 4 KiB to
+    1 MiB: relu(x) vs torch.relu(x), relu(x, out=o) vs clamp_min(out=); the Triton variant as
+    shipped and with each of its two paths forced (SMALL_CALL_BYTES patched in the loaded
+    module: 0 = always Triton, huge = always the torch path), to place the crossover.
+  - "dense": GPU time per call from CUDA-graph replay (abi_compare.py's timer), one buffer
+    pair, 1 MiB to 1 GiB, float32, bfloat16, float16, int8, both forms.
+  - "views": GPU time of relu(v) for views of an 8192 x 16384 source (a chunk, x[:, ::2], a
+    transposed chunk, the contiguous control), float32 and bfloat16.
+Every peer is checked against torch.relu (NaN-free input) before it is timed; peers are
+interleaved and each figure is the median of the repeats. Targets (issue): >= 0.95x the
+compiled variant at DRAM sizes, >= 1.0x torch.relu from 1 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from abi_compare import (  # noqa: E402
+    MiB,
+    gpu_time_per_call,
+    host_time_per_call,
+    input_of,
+    interleaved_medians,
+    load,
+    machine,
+)
+
+KiB = 1024
+
+
+def noarch_module(kernel):
+    """The loaded variant's _noarch.py (the module whose SMALL_CALL_BYTES routes calls)."""
+    return sys.modules[f"{kernel.__name__}._noarch"]
+
+
+class Forced:
+    """Runs fn with the Triton variant's small-call threshold patched."""
+
+    def __init__(self, module, threshold: int, fn):
+        self.module, self.threshold, self.fn = module, threshold, fn
+
+    def __call__(self):
+        return self.fn()
+
+    def __enter__(self):
+        self.saved = self.module.SMALL_CALL_BYTES
+        self.module.SMALL_CALL_BYTES = self.threshold
+
+    def __exit__(self, *exc):
+        self.module.SMALL_CALL_BYTES = self.saved
+
+
+def check(peers: dict, x: torch.Tensor) -> None:
+    expected = torch.relu(x)
+    for name, fn in peers.items():
+        if isinstance(fn, Forced):
+            with fn:
+                result = fn()
+        else:
+            result = fn()
+        assert torch.equal(result, expected), name
+
+
+def measure_with(measure):
+    def run(fn):
+        if isinstance(fn, Forced):
+            with fn:
+                return measure(fn)
+        return measure(fn)
+    return run
+
+
+def call_rows(triton, compiled, repeats: int) -> list[dict]:
+    module = noarch_module(triton)
+    rows = []
+    for size in (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB):
+        x = input_of(torch.float32, size // 4, "cuda")
+        o = torch.empty_like(x)
+        peers = {
+            "triton relu(x)": lambda: triton.relu(x),
+            "triton relu(x) [Triton path]": Forced(module, 0, lambda: triton.relu(x)),
+            "triton relu(x) [torch path]": Forced(module, 1 << 62, lambda: triton.relu(x)),
+            "compiled relu(x)": lambda: compiled.relu(x),
+            "torch.relu(x)": lambda: torch.relu(x),
+            "triton relu(x, out=o)": lambda: triton.relu(x, out=o),
+            "triton relu(x, out=o) [Triton path]": Forced(module, 0, lambda: triton.relu(x, out=o)),
+            "triton relu(x, out=o) [torch path]": Forced(module, 1 << 62, lambda: triton.relu(x, out=o)),
+            "compiled relu(x, out=o)": lambda: compiled.relu(x, out=o),
+            "clamp_min(x, 0, out=o)": lambda: torch.clamp_min(x, 0, out=o),
+        }
+        check(peers, x)
+        medians = interleaved_medians(peers, measure_with(lambda fn: host_time_per_call(fn, "cuda", 1000)), repeats)
+        rows.append({"kind": "calls", "dtype": "float32", "bytes": size, "seconds": medians})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def dense_rows(triton, compiled, repeats: int) -> list[dict]:
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int8):
+        for size in (1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB):
+            x = input_of(dtype, size // dtype.itemsize, "cuda")
+            o = torch.empty_like(x)
+            peers = {
+                "triton relu(x)": lambda: triton.relu(x),
+                "compiled relu(x)": lambda: compiled.relu(x),
+                "torch.relu(x)": lambda: torch.relu(x),
+                "triton relu(x, out=o)": lambda: triton.relu(x, out=o),
+                "compiled relu(x, out=o)": lambda: compiled.relu(x, out=o),
+                "clamp_min(x, 0, out=o)": lambda: torch.clamp_min(x, 0, out=o),
+            }
+            check(peers, x)
+            medians = interleaved_medians(peers, gpu_time_per_call, repeats)
+            rows.append({"kind": "dense", "dtype": str(dtype).removeprefix("torch."), "bytes": size, "seconds": medians})
+            print(rows[-1], flush=True)
+            del x, o
+    return rows
+
+
+def view_rows(triton, compiled, repeats: int) -> list[dict]:
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        source = input_of(dtype, 8192 * 16384, "cuda").view(8192, 16384)
+        views = {
+            "chunk x[:, :8192]": source[:, :8192],
+            "step x[:, ::2]": source[:, ::2],
+            "transposed chunk x[:, :8192].t()": source[:, :8192].t(),
+            "contiguous control": source[:4096].contiguous(),
+        }
+        for label, v in views.items():
+            peers = {
+                "triton relu(v)": lambda: triton.relu(v),
+                "compiled relu(v)": lambda: compiled.relu(v),
+                "torch.relu(v)": lambda: torch.relu(v),
+            }
+            check(peers, v)
+            medians = interleaved_medians(peers, gpu_time_per_call, repeats)
+            rows.append({"kind": "views", "dtype": str(dtype).removeprefix("torch."), "view": label,
+                         "bytes": v.numel() * v.element_size(), "seconds": medians})
+            print(rows[-1], flush=True)
+        del source, views
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--triton", type=Path, required=True, help="build/torch-cuda")
+    parser.add_argument("--compiled", type=Path, required=True, help="a compiled CUDA variant")
+    parser.add_argument("--parts", nargs="+", choices=["calls", "dense", "views"], default=["calls", "dense", "views"])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--revision", default="unknown", help="the git revision measured")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    import triton as triton_package
+
+    triton, compiled = load(args.triton), load(args.compiled)
+    assert triton is not compiled and triton.__name__ != compiled.__name__
+    result = {
+        "command": "python benchmarks/triton_compare.py " + " ".join(
+            f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in vars(args).items() if k != "out"),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine("cuda"), "python": platform.python_version(), "torch": torch.__version__,
+        "triton": triton_package.__version__, "small_call_bytes": noarch_module(triton).SMALL_CALL_BYTES,
+        "revision": args.revision, "triton_variant": args.triton.name, "compiled_variant": args.compiled.name,
+        "rows": [],
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    parts = {"calls": call_rows, "dense": dense_rows, "views": view_rows}
+    with torch.no_grad():
+        for part in args.parts:
+            result["rows"] += parts[part](triton, compiled, args.repeats)
+            # Rewritten after every part: a run cut short keeps what it measured.
+            (args.out / "triton_compare.json").write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
