@@ -40,6 +40,9 @@ from abi_compare import (  # noqa: E402
 )
 
 KiB = 1024
+CALL_SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB)
+DENSE_SIZES = (1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB)
+VIEW_SOURCE = (8192, 16384)
 
 
 def noarch_module(kernel):
@@ -84,11 +87,11 @@ def measure_with(measure):
     return run
 
 
-def call_rows(triton, compiled, repeats: int) -> list[dict]:
+def call_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict]:
     module = noarch_module(triton)
     rows = []
-    for size in (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB):
-        x = input_of(torch.float32, size // 4, "cuda")
+    for size in CALL_SIZES:
+        x = input_of(torch.float32, size // 4, device)
         o = torch.empty_like(x)
         peers = {
             "triton relu(x)": lambda: triton.relu(x),
@@ -103,17 +106,17 @@ def call_rows(triton, compiled, repeats: int) -> list[dict]:
             "clamp_min(x, 0, out=o)": lambda: torch.clamp_min(x, 0, out=o),
         }
         check(peers, x)
-        medians = interleaved_medians(peers, measure_with(lambda fn: host_time_per_call(fn, "cuda", 1000)), repeats)
+        medians = interleaved_medians(peers, measure_with(lambda fn: host_time_per_call(fn, device, 1000)), repeats)
         rows.append({"kind": "calls", "dtype": "float32", "bytes": size, "seconds": medians})
         print(rows[-1], flush=True)
     return rows
 
 
-def dense_rows(triton, compiled, repeats: int) -> list[dict]:
+def dense_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict]:
     rows = []
     for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int8):
-        for size in (1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB):
-            x = input_of(dtype, size // dtype.itemsize, "cuda")
+        for size in DENSE_SIZES:
+            x = input_of(dtype, size // dtype.itemsize, device)
             o = torch.empty_like(x)
             peers = {
                 "triton relu(x)": lambda: triton.relu(x),
@@ -131,15 +134,17 @@ def dense_rows(triton, compiled, repeats: int) -> list[dict]:
     return rows
 
 
-def view_rows(triton, compiled, repeats: int) -> list[dict]:
+def view_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict]:
     rows = []
     for dtype in (torch.float32, torch.bfloat16):
-        source = input_of(dtype, 8192 * 16384, "cuda").view(8192, 16384)
+        rows_, cols = VIEW_SOURCE
+        source = input_of(dtype, rows_ * cols, device).view(rows_, cols)
+        half = cols // 2
         views = {
-            "chunk x[:, :8192]": source[:, :8192],
+            f"chunk x[:, :{half}]": source[:, :half],
             "step x[:, ::2]": source[:, ::2],
-            "transposed chunk x[:, :8192].t()": source[:, :8192].t(),
-            "contiguous control": source[:4096].contiguous(),
+            f"transposed chunk x[:, :{half}].t()": source[:, :half].t(),
+            "contiguous control": source[: rows_ // 2].contiguous(),
         }
         for label, v in views.items():
             peers = {
@@ -156,15 +161,71 @@ def view_rows(triton, compiled, repeats: int) -> list[dict]:
     return rows
 
 
+def speedup(seconds: dict, peer: str, ours: str) -> str:
+    return f"{seconds[peer] / seconds[ours]:.2f}x"
+
+
+def report(result: dict) -> str:
+    """Markdown: each Triton figure as a speed ratio (peer time / Triton time; > 1: Triton is
+    faster) against the compiled variant and torch, in the same form."""
+    lines = [f"# The Triton variant beside the compiled one and torch ({result['machine']})", "",
+             f"torch {result['torch']}, Triton {result['triton']}, revision {result['revision']}, "
+             f"{result['date']}; SMALL_CALL_BYTES {result['small_call_bytes']}. Ratios: peer time / Triton "
+             "variant time (> 1.00x: the Triton variant is faster).", ""]
+    calls = [r for r in result["rows"] if r["kind"] == "calls"]
+    if calls:
+        lines += ["## Host time per eager call, float32 (us)", "",
+                  "| size | relu(x) as shipped | Triton path | torch path | compiled | torch.relu "
+                  "| relu(x, out=o) as shipped | Triton path | torch path | compiled | clamp_min(out=) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in calls:
+            t = {k: f"{v * 1e6:.1f}" for k, v in r["seconds"].items()}
+            lines.append(f"| {r['bytes'] // KiB} KiB | " + " | ".join(t[k] for k in (
+                "triton relu(x)", "triton relu(x) [Triton path]", "triton relu(x) [torch path]",
+                "compiled relu(x)", "torch.relu(x)", "triton relu(x, out=o)",
+                "triton relu(x, out=o) [Triton path]", "triton relu(x, out=o) [torch path]",
+                "compiled relu(x, out=o)", "clamp_min(x, 0, out=o)")) + " |")
+        lines.append("")
+    dense = [r for r in result["rows"] if r["kind"] == "dense"]
+    if dense:
+        lines += ["## Dense, GPU time (CUDA-graph replay, one buffer pair)", "",
+                  "| dtype | size | Triton us (relu(x)) | vs compiled | vs torch.relu | Triton us (out=) "
+                  "| vs compiled out= | vs clamp_min(out=) |", "|---|---|---|---|---|---|---|---|"]
+        for r in dense:
+            t = r["seconds"]
+            lines.append(
+                f"| {r['dtype']} | {r['bytes'] // MiB} MiB | {t['triton relu(x)'] * 1e6:.1f} "
+                f"| {speedup(t, 'compiled relu(x)', 'triton relu(x)')} | {speedup(t, 'torch.relu(x)', 'triton relu(x)')} "
+                f"| {t['triton relu(x, out=o)'] * 1e6:.1f} "
+                f"| {speedup(t, 'compiled relu(x, out=o)', 'triton relu(x, out=o)')} "
+                f"| {speedup(t, 'clamp_min(x, 0, out=o)', 'triton relu(x, out=o)')} |")
+        lines.append("")
+    views = [r for r in result["rows"] if r["kind"] == "views"]
+    if views:
+        lines += ["## Views of an 8192 x 16384 source, relu(v), GPU time", "",
+                  "| dtype | view | Triton us | vs compiled | vs torch.relu |", "|---|---|---|---|---|"]
+        for r in views:
+            t = r["seconds"]
+            lines.append(f"| {r['dtype']} | {r['view']} | {t['triton relu(v)'] * 1e6:.1f} "
+                         f"| {speedup(t, 'compiled relu(v)', 'triton relu(v)')} "
+                         f"| {speedup(t, 'torch.relu(v)', 'triton relu(v)')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--triton", type=Path, required=True, help="build/torch-cuda")
-    parser.add_argument("--compiled", type=Path, required=True, help="a compiled CUDA variant")
+    parser.add_argument("--triton", type=Path, help="build/torch-cuda")
+    parser.add_argument("--compiled", type=Path, help="a compiled CUDA variant")
     parser.add_argument("--parts", nargs="+", choices=["calls", "dense", "views"], default=["calls", "dense", "views"])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--revision", default="unknown", help="the git revision measured")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--report-only", action="store_true", help="rewrite report.md from <out>/triton_compare.json")
     args = parser.parse_args()
+    if args.report_only:
+        (args.out / "report.md").write_text(report(json.loads((args.out / "triton_compare.json").read_text())))
+        return
 
     import triton as triton_package
 
@@ -186,6 +247,8 @@ def main() -> None:
             result["rows"] += parts[part](triton, compiled, args.repeats)
             # Rewritten after every part: a run cut short keeps what it measured.
             (args.out / "triton_compare.json").write_text(json.dumps(result, indent=1) + "\n")
+            (args.out / "report.md").write_text(report(result))
+    print(report(result))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 # (scripts/build_variant.py --noarch) as a release snapshot in $RELU_NOARCH_DIR (default
 # .cache/relu-noarch) and runs the tests that load a variant on exactly those
 # (RELU_TEST_PREBUILT). kernels picks torch-cpu for CPU tensors and, on a CUDA torch,
-# torch-cuda for the CUDA ones. Extra arguments go to pytest.
-# Left out: the tests of sources and compilers (no variant loaded: the default suite runs them).
+# torch-cuda for the CUDA ones. Extra arguments go to pytest; $RELU_NOARCH_TESTS: test files
+# instead of the suite. Left out of the suite: the tests of sources and compilers (no variant
+# loaded: the default suite runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -13,7 +14,11 @@ for backend in cpu cuda; do
   "$PYTHON" scripts/build_variant.py --noarch --backend $backend --build-dir .cache/noarch/build >/dev/null
 done
 "$PYTHON" scripts/stage_release.py "$dir" .cache/noarch/build/torch-cpu .cache/noarch/build/torch-cuda >/dev/null
-RELU_TEST_PREBUILT=$dir exec "$PYTHON" -m pytest tests \
-  --ignore=tests/test_relu_element.py --ignore=tests/test_strided_index.py \
-  --ignore=tests/test_xpu_source.py --ignore=tests/test_arm_compile.py \
-  --ignore=tests/test_cuda_compile.py --ignore=tests/test_triton_interpret.py "$@"
+if [ -n "${RELU_NOARCH_TESTS:-}" ]; then
+  selection=($RELU_NOARCH_TESTS)
+else
+  selection=(tests --ignore=tests/test_relu_element.py --ignore=tests/test_strided_index.py
+             --ignore=tests/test_xpu_source.py --ignore=tests/test_arm_compile.py
+             --ignore=tests/test_cuda_compile.py --ignore=tests/test_triton_interpret.py)
+fi
+RELU_TEST_PREBUILT=$dir exec "$PYTHON" -m pytest "${selection[@]}" "$@"

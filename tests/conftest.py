@@ -82,10 +82,19 @@ def is_noarch(variant_dir: Path) -> bool:
     return isinstance(parse_variant(variant_dir.name), NoarchVariant)
 
 
+# RELU_TEST_SMALL_CALL_BYTES=<n>: the torch-cuda variant's small-call threshold for this run
+# (its _noarch.SMALL_CALL_BYTES). 0 sends every CUDA call through Triton: most tests use
+# tensors far below the shipped threshold, which would otherwise test the torch path there.
+SMALL_CALL_BYTES = os.environ.get("RELU_TEST_SMALL_CALL_BYTES")
+
+
 def load_kernel(backend: str):
     from kernels import get_kernel
 
-    return get_kernel(REPO_ID, version=3, backend=backend)
+    kernel = get_kernel(REPO_ID, version=3, backend=backend)
+    if SMALL_CALL_BYTES is not None and is_noarch(VARIANT_DIRS[backend]):
+        sys.modules[f"{kernel.__name__}._noarch"].SMALL_CALL_BYTES = int(SMALL_CALL_BYTES)
+    return kernel
 
 
 @pytest.fixture(scope="session", params=TARGETS, ids=target_id)
