@@ -34,6 +34,19 @@ def test_build_toml_is_valid_for_kernel_builder():
     assert {k["backend"] for k in config["kernel"].values()} == {"cpu", "cuda", "xpu"}
 
 
+def test_noarch_needs_a_project_of_its_own(tmp_path):
+    """README "Noarch variants": kernel-builder builds torch-cpu/torch-cuda from a
+    [torch-noarch] project, and its parser refuses one beside [torch]."""
+    from kernels._rust import Backend, Build
+
+    general = '[general]\nname = "relu"\nversion = 3\nedition = 5\nlicense = "Apache-2.0"\nbackends = ["cpu", "cuda"]\n'
+    (tmp_path / "build.toml").write_text(general + "[torch-noarch]\n")
+    assert set(Build.open(tmp_path).general.backends) == {Backend.CPU, Backend.CUDA}
+    (tmp_path / "build.toml").write_text(general + '[torch]\nsrc = []\n[torch-noarch]\n')
+    with pytest.raises(Exception, match="torch-noarch"):
+        Build.open(tmp_path)
+
+
 def test_flake_uses_kernel_builder():
     flake = (ROOT / "flake.nix").read_text()
     assert "kernel-builder.lib.genKernelFlakeOutputs" in flake

@@ -144,6 +144,11 @@ def _check_backward_args(grad_out: torch.Tensor, result: torch.Tensor) -> None:
 
 # ---- The torch path: CPU tensors, and small CUDA calls.
 
+def _bits(t: torch.Tensor, bits_dtype: torch.dtype) -> torch.Tensor:
+    # A view op costs a dispatch: integer tensors are their own bits.
+    return t if t.dtype == bits_dtype else t.view(bits_dtype)
+
+
 _ZEROS: dict = {}
 
 
@@ -180,7 +185,7 @@ def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
         x = x.clone()  # interleaved views of one buffer: read all of x before writing
     bits_dtype, mode, _ = _BITS[x.dtype]
     if mode == MODE_COPY:
-        out.view(bits_dtype).copy_(x.view(bits_dtype))
+        _bits(out, bits_dtype).copy_(_bits(x, bits_dtype))
         return
     keep, source = _torch_keep(x)
     torch.where(keep, source, _zero(source.dtype, x.device), out=out.view(source.dtype))
@@ -281,20 +286,20 @@ def _triton_relu_into(out: torch.Tensor, x: torch.Tensor, dense: bool) -> None:
     bits_dtype, mode, limit = _BITS[x.dtype]
     if dense and _same_strides(x, out):
         # Contiguous, channels-last, permuted-dense, and in place: one flat pass.
-        kernels.relu_flat(x.view(bits_dtype), out.view(bits_dtype), n, mode, limit)
+        kernels.relu_flat(_bits(x, bits_dtype), _bits(out, bits_dtype), n, mode, limit)
         return
     if not _is_in_place(out, x) and _may_share_memory(out, x):
         x = x.clone()  # interleaved views of one buffer: read all of x before writing
     layout = _strided_layout([out, x], kernels.MAX_DIMS)
     if layout is not None:
         sizes, (out_strides, x_strides) = layout
-        kernels.relu_strided(x.view(bits_dtype), out.view(bits_dtype), sizes, out_strides, x_strides,
+        kernels.relu_strided(_bits(x, bits_dtype), _bits(out, bits_dtype), sizes, out_strides, x_strides,
                              mode, limit)
         return
     # More dimensions than the walk takes: through a dense copy.
-    dense_x = x.view(bits_dtype).clone(memory_format=torch.contiguous_format)
+    dense_x = _bits(x, bits_dtype).clone(memory_format=torch.contiguous_format)
     kernels.relu_flat(dense_x, dense_x, n, mode, limit)
-    out.view(bits_dtype).copy_(dense_x)
+    _bits(out, bits_dtype).copy_(dense_x)
 
 
 def _triton_relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
@@ -304,7 +309,7 @@ def _triton_relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch
         return grad_in
     kernels = _triton_kernels()
     bits_dtype, _, limit = _BITS[result.dtype]
-    views = [t.view(bits_dtype) for t in (grad_out, result, grad_in)]
+    views = [_bits(t, bits_dtype) for t in (grad_out, result, grad_in)]
     if _is_dense(result) and _same_strides(result, grad_out):
         kernels.relu_backward_flat(*views, n, limit)
         return grad_in
