@@ -9,7 +9,7 @@ the variant's own namespace, so functions.py and layers.py run unchanged on top 
     and -0.0 to +0; torch.relu, clamp_min and threshold keep NaN on the CPU), float8 on its
     bit patterns, unsigned dtypes as copies. torch's own speed, nothing more.
   - CUDA tensors: the Triton kernels of _triton.py, imported at the first CUDA call (a CPU
-    user needs no Triton); calls smaller than SMALL_CALL_BYTES take the CPU's torch path,
+    user needs no Triton); calls smaller than SMALL_CALL_BYTES take the torch path above,
     whose launch path is C++ (Triton's is Python).
 
 Registered with torch.library.Library (define, then a Python kernel per dispatch key), not
@@ -49,8 +49,9 @@ _FLOAT8 = frozenset({torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fn
 _GRADIENT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
 _SUPPORTED_NAMES = ", ".join(str(dtype).removeprefix("torch.") for dtype in _BITS)
 
-# CUDA calls of fewer bytes take the torch path (one or two aten launches, C++ dispatch);
-# the H200 script (scripts/h200_triton.sh, stage `calls`) times both paths at 4 and 64 KiB.
+# CUDA calls of fewer bytes take the torch path (two aten launches, dispatched in C++) instead
+# of Triton's Python launch. Not measured yet: scripts/h200_triton.sh (benchmarks/
+# triton_compare.py, "calls") times both paths from 4 KiB to 1 MiB on the H200.
 SMALL_CALL_BYTES = 64 * 1024
 
 

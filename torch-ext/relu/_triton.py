@@ -46,13 +46,19 @@ def _relu_bits(b, MODE: tl.constexpr, LIMIT: tl.constexpr):
 
 
 @triton.jit
-def _relu_flat_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, WIDE_INDEX: tl.constexpr,
-                      MODE: tl.constexpr, LIMIT: tl.constexpr):
+def _flat_block(n, BLOCK: tl.constexpr, WIDE_INDEX: tl.constexpr):
+    """This program's BLOCK offsets of a flat pass, and their mask."""
     pid = tl.program_id(0)
     if WIDE_INDEX:
         pid = pid.to(tl.int64)
     offsets = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
+    return offsets, offsets < n
+
+
+@triton.jit
+def _relu_flat_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, WIDE_INDEX: tl.constexpr,
+                      MODE: tl.constexpr, LIMIT: tl.constexpr):
+    offsets, mask = _flat_block(n, BLOCK, WIDE_INDEX)
     b = tl.load(x_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, _relu_bits(b, MODE, LIMIT), mask=mask)
 
@@ -60,11 +66,7 @@ def _relu_flat_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, WIDE_INDEX: tl.con
 @triton.jit
 def _relu_backward_flat_kernel(grad_ptr, result_ptr, grad_in_ptr, n, BLOCK: tl.constexpr,
                                WIDE_INDEX: tl.constexpr, LIMIT: tl.constexpr):
-    pid = tl.program_id(0)
-    if WIDE_INDEX:
-        pid = pid.to(tl.int64)
-    offsets = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
+    offsets, mask = _flat_block(n, BLOCK, WIDE_INDEX)
     g = tl.load(grad_ptr + offsets, mask=mask)
     r = tl.load(result_ptr + offsets, mask=mask)
     tl.store(grad_in_ptr + offsets, tl.where(_keep(r, 2, LIMIT), g, tl.zeros_like(g)), mask=mask)
