@@ -9,9 +9,10 @@
 # carried, else built there for sm_90 while the tests run (about a minute). Carry .whl (and
 # relu-build). The device's copy of .git is not this checkout's: pass
 # RELU_GIT_REVISION=$(git describe --always --dirty) from here. Stages:
-#   tests  scripts/test_noarch.sh: the suite on build/torch-{cpu,cuda} staged there, every
-#          CUDA call through Triton (RELU_TEST_SMALL_CALL_BYTES=0; $RELU_H200_TESTS: pytest
-#          arguments instead of -q)                                                   -> tests.log
+#   tests  scripts/test_noarch.sh: the suite on build/torch-{cpu,cuda} staged there, on CUDA
+#          tensors only (the CPU ones are CI's: RELU_TEST_TARGETS=cuda), every CUDA call
+#          through Triton (RELU_TEST_SMALL_CALL_BYTES=0; $RELU_H200_TESTS: pytest arguments
+#          instead of -q)                                                              -> tests.log
 #          then the contract and CUDA tests with the shipped threshold (small calls through
 #          torch)                                                                      -> tests-shipped.log
 #   bench  benchmarks/triton_compare.py: host time per call 4 KiB-1 MiB (both paths), dense
@@ -42,11 +43,11 @@ for stage in $stages; do
   start=$SECONDS
   case $stage in
     tests)
-      RELU_TEST_SMALL_CALL_BYTES=0 scripts/test_noarch.sh ${RELU_H200_TESTS:--q} -rfs -p no:cacheprovider \
+      RELU_TEST_TARGETS=cuda RELU_TEST_SMALL_CALL_BYTES=0 scripts/test_noarch.sh ${RELU_H200_TESTS:--q} -rfs -p no:cacheprovider \
         > "$OUT/tests.log" 2>&1
       status=$?
       tail -25 "$OUT/tests.log"
-      RELU_NOARCH_TESTS="tests/test_contract.py tests/test_cuda.py" scripts/test_noarch.sh -q -rfs -p no:cacheprovider \
+      RELU_TEST_TARGETS=cuda RELU_NOARCH_TESTS="tests/test_contract.py tests/test_cuda.py" scripts/test_noarch.sh -q -rfs -p no:cacheprovider \
         > "$OUT/tests-shipped.log" 2>&1 || status=1
       tail -3 "$OUT/tests-shipped.log" ;;
     bench)

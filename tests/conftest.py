@@ -34,6 +34,12 @@ def target_id(target: tuple[str, str]) -> str:
     return backend if backend == device else f"{backend}-variant-on-{device}"
 
 
+# RELU_TEST_TARGETS="cuda ...": only these targets (ids as above), e.g. the GPU alone on the
+# H200 where CI has run the CPU ones.
+if os.environ.get("RELU_TEST_TARGETS"):
+    TARGETS = [t for t in TARGETS if target_id(t) in os.environ["RELU_TEST_TARGETS"].split()]
+
+
 def build_command(backend: str) -> list[str]:
     command = [sys.executable, str(ROOT / "scripts" / "build_variant.py"), "--backend", backend]
     archs = os.environ.get("RELU_CUDA_ARCHS")  # e.g. "9.0": a faster build on the H200
