@@ -32,17 +32,21 @@ MAX_ROW_BLOCK = 1024
 @triton.jit
 def _keep(b, MODE: tl.constexpr, LIMIT: tl.constexpr):
     # MODE: _noarch.py's MODE_SIGNED (1) or MODE_BOUNDED (2); MODE_COPY (0) selects nothing.
+    # One return per function: early returns are not Triton's to compile on every version.
     if MODE == 1:
-        return b > 0
+        keep = b > 0
     else:
-        return (b > 0) & (b <= LIMIT)
+        keep = (b > 0) & (b <= LIMIT)
+    return keep
 
 
 @triton.jit
 def _relu_bits(b, MODE: tl.constexpr, LIMIT: tl.constexpr):
     if MODE == 0:
-        return b
-    return tl.where(_keep(b, MODE, LIMIT), b, tl.zeros_like(b))
+        result = b
+    else:
+        result = tl.where(_keep(b, MODE, LIMIT), b, tl.zeros_like(b))
+    return result
 
 
 @triton.jit
