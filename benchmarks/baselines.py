@@ -9,6 +9,9 @@ through the same dispatcher path as ours, and CUDA graphs can capture them):
   columns, one float per access (float32, contiguous).
 - CUDA, `copy16(out, x)`: a plain copy, one 16-byte vector per thread: with `out.copy_(x)`
   the bandwidth ceiling (torch's copy_ takes a slower path at 1 GiB, ../shared/ANCHORS.md).
+- CUDA, a plain Triton ReLU (`load_triton_relu`): one tl.load, tl.where(x > 0, x, 0), one
+  tl.store, no cache hints, at a small grid of BLOCK x num_warps; roughly what Inductor
+  writes for a lone relu, in a dozen lines. Every dtype; NaN -> 0 and -0.0 -> +0, as ours.
 
 The CUDA sources include no torch headers in the .cu file, so they compile in seconds.
 """
@@ -16,6 +19,12 @@ The CUDA sources include no torch headers in the .cu file, so they compile in se
 import os
 
 import torch
+
+try:  # Triton ships with every Linux CUDA torch wheel; a CPU torch may lack it
+    import triton
+    import triton.language as tl
+except Exception:  # noqa: BLE001  (a broken install must not stop the CPU peers)
+    triton = None
 
 CPU_NAMESPACE = "relu_sweep_cpu_baselines"
 CUDA_NAMESPACE = "relu_sweep_cuda_baselines"
@@ -191,3 +200,42 @@ def load_cuda_baselines():
         verbose=False,
     )
     return getattr(torch.ops, CUDA_NAMESPACE)
+
+
+# The plain Triton peer's configurations: (BLOCK elements per program, num_warps).
+TRITON_CONFIGS = [(1024, 4), (1024, 8), (2048, 4), (2048, 8), (4096, 4), (4096, 8)]
+TRITON_PREFIX = "triton_"
+TRITON_DESCRIPTION = ("plain Triton ReLU (tl.load, tl.where(x > 0, x, 0), tl.store), BLOCK x num_warps in "
+                      + ", ".join(f"{b}x{w}" for b, w in TRITON_CONFIGS)
+                      + "; one peer per config, the report shows the fastest per point")
+
+
+def triton_peer_name(block: int, warps: int) -> str:
+    return f"{TRITON_PREFIX}b{block}_w{warps}"
+
+
+def is_triton_peer(name: str) -> bool:
+    return name.startswith(TRITON_PREFIX)
+
+
+if triton is not None:
+
+    @triton.jit
+    def relu_triton_kernel(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        x = tl.load(x_ptr + offsets, mask=mask)
+        tl.store(o_ptr + offsets, tl.where(x > 0, x, 0), mask=mask)
+
+
+def load_triton_relu():
+    """`launch(out, x, block, warps)`: the plain Triton ReLU of contiguous x into out (same
+    dtype and size), one program per BLOCK elements."""
+    if triton is None:
+        raise ImportError("triton is not importable in this Python")
+
+    def launch(out: torch.Tensor, x: torch.Tensor, block: int, warps: int) -> None:
+        n = x.numel()
+        relu_triton_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK=block, num_warps=warps)
+
+    return launch

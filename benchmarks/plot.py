@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import Sweep, fmt_size  # noqa: E402
 
 PANELS = (
-    ("out", "out= forms: write the same o", ("relu_out", "clamp_min_out", "sse_baseline", "row_per_block")),
+    ("out", "out= forms: write the same o", ("relu_out", "clamp_min_out", "triton", "sse_baseline", "row_per_block")),
     ("allocating", "allocating forms: the allocator's block",
      ("relu", "torch.relu", "compile(relu)", "torch.compile")),
 )
@@ -34,10 +34,12 @@ STYLE = {
     "compile(relu)": dict(color="tab:brown", linestyle=":", marker="x", label="torch.compile(relu) (ours, static)"),
     "sse_baseline": dict(color="tab:green", label="upstream SSE loop (1 thread)"),
     "row_per_block": dict(color="tab:green", label="upstream one block per row"),
+    "triton": dict(color="tab:olive", linestyle="-.", label="best plain Triton (fastest config)"),
 }
 MODE_TITLE = {
     "hot": "hot: one buffer pair",
     "cold": "cold: inputs rotated, out= forms' outputs too",
+    "rot": "rot: x and o sets rotated within the cache",
     "eager": "eager: host-timed per call, dispatch included",
 }
 
@@ -106,9 +108,11 @@ def plot_mode(s: Sweep, mode: str, path: Path) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    path = Path(sys.argv[1])
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweep_json", type=Path)
+    path = parser.parse_args().sweep_json
     s = Sweep(path)
     for mode in s.modes("forward"):
         target = path.with_name(f"{path.stem}_{mode}.png")

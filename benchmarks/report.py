@@ -18,6 +18,11 @@ One cross-form column is kept, labelled so: torch.relu(x) against relu(x, out=o)
 caller gains or loses by switching from the first to the second. Targets are never judged
 on it.
 
+"best plain Triton" is the fastest of the sweep's plain Triton ReLU configs at each point
+(an out= form, into the same `o`); the L2 band table (256 KiB .. 32 MiB, hot and rot) sets
+relu(x, out=o) against the fastest of o.copy_(x), clamp_min(out=) and best plain Triton, and
+relu(x) against torch.relu(x).
+
 Ratios are peer time / our time (> 1: we are faster), except in the latency table (ours /
 peer, per call). The out= "ceiling" is the faster of `o.copy_(x)` and, on CUDA, the plain
 16-byte copy kernel, on the same bytes. Targets (issue 2 for the CPU, issue 3 for CUDA) are
@@ -38,12 +43,16 @@ DTYPE_ORDER = list(ITEMSIZE)
 OURS = "relu_out"  # ours, out= form
 OURS_ALLOC = "relu"  # ours, allocating form
 OURS_COMPILED = "compile(relu)"
+TRITON = "triton"  # the fastest plain Triton config of a point (records triton_b<BLOCK>_w<warps>)
+TRITON_PREFIX = "triton_"
+L2_BAND = (256 * KiB, 32 * MiB)
+L2_BAND_PEERS = ("copy_", "clamp_min_out", TRITON)  # relu(x, out=o)'s peers in the L2 band table
 BASELINES = ("sse_baseline", "row_per_block")
 CEILINGS = ("copy_", "copy16")  # out= copies: the ceiling of the out= forms
 # Each peer's form, for sweeps written before records carried one ("form").
 FORM = {
     "relu_out": "out", "clamp_min_out": "out", "copy_": "out", "copy16": "out",
-    "sse_baseline": "out", "row_per_block": "out",
+    "sse_baseline": "out", "row_per_block": "out", TRITON: "out",
     "relu": "allocating", "torch.relu": "allocating", "clone": "allocating",
     "torch.compile": "allocating", "compile(relu)": "allocating",
     "relu_backward": "allocating", "threshold_backward": "allocating",
@@ -53,10 +62,11 @@ LABEL = {
     "copy16": "copy16", "sse_baseline": "SSE baseline", "row_per_block": "row_per_block",
     "relu": "relu(x)", "torch.relu": "torch.relu(x)", "clone": "x.clone()",
     "torch.compile": "torch.compile(torch.relu)", "compile(relu)": "compile(relu)",
+    TRITON: "best plain Triton",
 }
 # (ours, the peers it is judged against): the like-with-like pairs.
 PAIRS = {
-    "out": (OURS, ("clamp_min_out", "copy_", "copy16", *BASELINES)),
+    "out": (OURS, ("clamp_min_out", "copy_", "copy16", TRITON, *BASELINES)),
     "allocating": (OURS_ALLOC, ("torch.relu", "clone")),
     "compiled": (OURS_COMPILED, ("torch.compile",)),
 }
@@ -83,6 +93,11 @@ class Sweep:
         for r in self.records:
             if "us" in r:
                 self.table[(r["op"], r["dtype"], r["bytes"], r["mode"])][r["peer"]] = r
+        for rec in self.table.values():  # best plain Triton: the fastest config of the point
+            configs = [r for p, r in rec.items() if p.startswith(TRITON_PREFIX)]
+            if configs:
+                best = min(configs, key=lambda r: r["us"])
+                rec[TRITON] = dict(best, peer=TRITON, config=best["peer"])
         self.errors = [r for r in self.records if "error" in r]
 
     def us(self, op, dtype, nbytes, mode, peer):
@@ -100,7 +115,7 @@ class Sweep:
                 if o == op and (dtype is None or d == dtype) and (mode is None or m == mode) for p in rec}
 
     def modes(self, op):
-        return sorted({k[3] for k in self.table if k[0] == op}, key=["cold", "hot", "eager"].index)
+        return sorted({k[3] for k in self.table if k[0] == op}, key=["cold", "rot", "hot", "eager"].index)
 
     def dtypes(self, op):
         return sorted({k[1] for k in self.table if k[0] == op}, key=DTYPE_ORDER.index)
@@ -188,6 +203,43 @@ def gap_table(s: Sweep, out: list[str], lo: int = 1 * MiB, hi: int = 16 * MiB) -
                    "| out=: vs o.copy_(x) | cross-form: relu(x, out=o) vs torch.relu(x) |")
         out.append("|---|---|---|---|---|---|")
         out += rows
+
+
+def l2_band_table(s: Sweep, out: list[str]) -> None:
+    """The L2-resident band, hot and rot: relu(x, out=o) against each out= peer and the
+    fastest of them, relu(x) against torch.relu(x). Only sweeps that measured "rot" or the
+    Triton peer (older sweeps have neither, and their reports stay as they were)."""
+    modes = [m for m in ("hot", "rot") if m in s.modes("forward")]
+    if "rot" not in modes and not any(TRITON in rec for rec in s.table.values()):
+        return
+    cache = s.meta.get("cache", "cache")
+    out.append(f"\n**L2 band, {fmt_size(L2_BAND[0])}-{fmt_size(L2_BAND[1])}**: hot = one buffer pair; rot = "
+               f"x and o sets rotated within the {cache}; us per call; best peer / ours = the fastest "
+               "out= peer's time over relu(x, out=o)'s (> 1: ours is faster)\n")
+    head = ["dtype", "size", "mode", "relu(x, out=o) us", *[f"{LABEL[p]} us" for p in L2_BAND_PEERS],
+            "best peer / ours", "relu(x) us", "torch.relu(x) us", "torch.relu / relu(x)"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    cell = lambda v: fmt_us(v) if v is not None else "-"  # noqa: E731
+    for dtype in s.dtypes("forward"):
+        for nbytes in s.sizes("forward", dtype):
+            if not L2_BAND[0] <= nbytes <= L2_BAND[1]:
+                continue
+            for mode in modes:
+                rec = s.table.get(("forward", dtype, nbytes, mode), {})
+                if OURS not in rec:
+                    continue
+                g = lambda p: rec[p]["us"] if p in rec else None  # noqa: E731
+                peers = [g(p) for p in L2_BAND_PEERS]
+                best = min((t for t in peers if t is not None), default=None)
+                triton = cell(g(TRITON)) + (f" ({rec[TRITON]['config'].removeprefix(TRITON_PREFIX)})"
+                                            if TRITON in rec else "")
+                cells = [dtype, fmt_size(nbytes), mode, cell(g(OURS)), *[cell(t) for t in peers[:-1]], triton,
+                         ratio(best, g(OURS)), cell(g(OURS_ALLOC)), cell(g("torch.relu")),
+                         ratio(g("torch.relu"), g(OURS_ALLOC))]
+                out.append("| " + " | ".join(cells) + " |")
+    if s.meta.get("triton"):
+        out.append(f"\nPlain Triton peer: {s.meta['triton']}.")
 
 
 def latency_table(s: Sweep, out: list[str]) -> None:
@@ -455,6 +507,7 @@ def render(path: Path, dtypes=None, modes=None) -> str:
     forward_tables(s, out)
     if m["device"] != "cpu":
         gap_table(s, out)
+    l2_band_table(s, out)
     latency_table(s, out)
     backward_table(s, out)
     flat_table(s, out)

@@ -6,12 +6,15 @@ method; this docstring says how.
     python benchmarks/sweep.py --device cuda        # full GPU sweep, 4 KiB .. 1 GiB
     python benchmarks/sweep.py --device cuda --quick   # GPU smoke run, about a minute
     python benchmarks/sweep.py --full               # CPU, 4 KiB .. 1 GiB
+    python benchmarks/sweep.py --device cuda --l2-band # the L2 band alone: 2-3 min of an H200
 
 Peers (forward), in two forms that are compared only within their form:
   - out= (writes a given `o`): relu(x, out=o) ["relu_out"], torch.clamp_min(x, 0, out=o)
     ["clamp_min_out"], the float32 baseline of upstream's kernel (CPU: single-threaded
     4-wide SSE loop ["sse_baseline"]; CUDA: one block per row ["row_per_block"]), and the
-    ceilings o.copy_(x) ["copy_"] and (CUDA) a plain 16-byte copy kernel ["copy16"];
+    ceilings o.copy_(x) ["copy_"] and (CUDA) a plain 16-byte copy kernel ["copy16"], and
+    (CUDA, where Triton loads) a plain Triton ReLU at six BLOCK x num_warps configs
+    ["triton_b<BLOCK>_w<warps>"], which the report folds into "best plain Triton";
   - allocating (returns a new tensor): relu(x) ["relu"], torch.relu(x), x.clone() (the
     allocating copy ["clone"]), and, compiled with static shapes, torch.compile(torch.relu)
     ["torch.compile"] and torch.compile of this package's relu(x) ["compile(relu)"].
@@ -29,12 +32,19 @@ Timing:
     block the caching allocator hands back, the same block call after call (so their output
     stays in L2, as in a model that frees and reallocates a buffer): that is why out= and
     allocating forms are never compared with each other. Each record's footprint_bytes is
-    the memory its form touches in one lap.
+    the memory its form touches in one lap. "rot" (forward, 256 KiB .. 32 MiB): sets of x
+    and o rotated within 0.75x the L2, so the data is L2-resident but no call reuses the
+    lines the previous one touched.
   - CUDA "eager": host-timed loop of calls plus one synchronize, per call: what a Python
     caller pays, dispatch included (the `kernels benchmark` view).
   - CPU "hot"/"cold": host-timed loops, one pair vs. sets whose inputs alone exceed 1.5x
     the last-level cache, rotated (the allocating forms' outputs, as on CUDA, come from the
     allocator: the same heap block below glibc's mmap threshold, fresh pages above it).
+    --l2-band on the CPU: "hot" and "rot" within the last-level cache, host-timed.
+  - --l2-band: forward only, the sizes 256 KiB .. 32 MiB, float32/float16/bfloat16/int8,
+    hot and rot, peers relu_out, copy_, clamp_min_out, the Triton configs, relu and
+    torch.relu; CUDA: graph replay only, 40 calls per graph, medians of 9.
+  - Samplers, interleaving, rotation and the quiet-machine check: benchmarks/timing.py.
   - Peers are interleaved: each repeat runs every peer once, in forward then reversed order
     on alternate repeats (A B C C B A ...), so slow drift hits all alike. Medians of repeats.
   - Every peer's output is checked against an independent reference (poisoned output
@@ -49,10 +59,8 @@ import datetime
 import json
 import math
 import os
-import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -62,14 +70,29 @@ from typing import Callable
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import baselines  # noqa: E402
-
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
+from timing import (  # noqa: E402
+    ROOT,
+    GiB,
+    KiB,
+    MiB,
+    Buffers,
+    GraphSampler,
+    HostSampler,
+    MachineLoad,
+    Rotation,
+    cold_sets,
+    cpu_model,
+    device_label,
+    git_revision,
+    interleaved,
+    last_level_cache_bytes,
+    measure_when_quiet,
+    synchronize,
+    within_cache_sets,
+)
 
 DTYPES = {
     "float32": torch.float32,
@@ -88,6 +111,12 @@ QUICK_DTYPES = ["float32", "bfloat16", "int8"]
 CPU_TARGET_NUMELS = [1024**2, 4096**2, 8192**2]
 LATENCY_NUMEL = 4096
 ROW_LENGTH = 4096  # rows of 4096 like upstream's large workload (4096x4096)
+# The L2-resident band (--l2-band): where most activations of a model live on an H200
+# (60 MiB L2). The full CUDA sweep measures "rot" at its sizes in this range too.
+L2_BAND_SIZES = [256 * KiB, 512 * KiB, 1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 32 * MiB]
+L2_BAND_DTYPES = ["float32", "float16", "bfloat16", "int8"]
+L2_BAND_PEERS = ("relu_out", "copy_", "clamp_min_out", "relu", "torch.relu")  # and the Triton configs
+MAX_ROT_SETS = 40  # one graph of 40 calls visits every set of the rotation at least once
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -109,6 +138,8 @@ def band_around(cache_bytes: int) -> list[int]:
 def byte_sizes(device: str, cache_bytes: int, args) -> list[int]:
     if args.sizes:
         return sorted({parse_size(s) for s in args.sizes})
+    if args.l2_band:
+        return [256 * KiB, 1 * MiB] if args.quick else L2_BAND_SIZES
     if args.quick:
         return [4 * KiB, 1 * MiB, 64 * MiB] if device == "cuda" else [4 * KiB, 1 * MiB, 16 * MiB]
     if device == "cuda" or args.full:
@@ -150,31 +181,6 @@ def shape_for(numel: int) -> tuple[int, ...]:
     return (numel // ROW_LENGTH, ROW_LENGTH) if numel % ROW_LENGTH == 0 else (numel,)
 
 
-# ----------------------------------------------------------------------------- devices
-
-def last_level_cache_bytes(device: str) -> int:
-    if device == "cuda":
-        return int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * MiB))
-    for index in (3, 2):
-        path = Path(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size")
-        if path.exists():
-            text = path.read_text().strip().upper()
-            return int(text.rstrip("KMG")) * {"K": KiB, "M": MiB, "G": GiB}.get(text[-1], 1)
-    return 32 * MiB
-
-
-def device_label(device: str) -> str:
-    if device == "cpu":
-        return "cpu"
-    name = torch.cuda.get_device_name(0).lower().replace("nvidia", "")
-    return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cuda"
-
-
-def synchronize(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
 # ----------------------------------------------------------------------------- data
 
 def random_fill(t: torch.Tensor) -> torch.Tensor:
@@ -194,22 +200,6 @@ def poison_like(expected: torch.Tensor) -> torch.Tensor:
     if expected.dtype.is_floating_point:
         return torch.full_like(expected, float("nan"))
     return expected + 1  # wraps for integers; still differs from every element
-
-
-class Buffers:
-    """`pairs` sets of same-shaped tensors (views into one pool per role) so calls can
-    rotate over separate memory; set 0 is the hot set."""
-
-    def __init__(self, roles: list[str], pairs: int, shape, dtype, device):
-        numel = math.prod(shape)
-        self.pools = {r: torch.empty((pairs, numel), dtype=dtype, device=device) for r in roles}
-        self.sets = [{r: self.pools[r][i].view(shape) for r in roles} for i in range(pairs)]
-        self.next = 0
-
-    def rotate(self) -> dict:
-        s = self.sets[self.next]
-        self.next = (self.next + 1) % len(self.sets)
-        return s
 
 
 # ----------------------------------------------------------------------------- peers
@@ -234,6 +224,7 @@ class Context:
     ops: object
     cpu_baselines: object = None
     cuda_baselines: object = None
+    triton_relu: object = None  # baselines.load_triton_relu()'s launcher, CUDA only
     compile_broken: set = field(default_factory=set)  # compiled peers whose check failed once
     errors: list = field(default_factory=list)
 
@@ -264,6 +255,12 @@ def forward_peers(ctx: Context, dtype: torch.dtype, with_compile: bool) -> list[
     if ctx.cuda_baselines is not None:
         copy16 = ctx.cuda_baselines.copy16
         peers.append(Peer("copy16", lambda b: copy16(b["o"], b["x"]), "o", "copy"))
+    if ctx.triton_relu is not None:
+        # One peer per config, into the same `o` as the other out= forms; the report takes
+        # the fastest per point ("best plain Triton").
+        for block, warps in baselines.TRITON_CONFIGS:
+            peers.append(Peer(baselines.triton_peer_name(block, warps),
+                              lambda b, blk=block, w=warps: ctx.triton_relu(b["o"], b["x"], blk, w), "o", "relu"))
     return peers
 
 
@@ -297,98 +294,6 @@ def check_peer(peer: Peer, b: dict) -> None:
         raise AssertionError(f"{peer.name}: output differs from the reference")
 
 
-# ----------------------------------------------------------------------------- timers
-
-class HostSampler:
-    """Per-call seconds of a host-timed loop (synchronize once at the end)."""
-
-    def __init__(self, peer: Peer, buffers: Buffers, device: str, rotate: bool, min_seconds: float):
-        self.peer, self.buffers, self.device, self.rotate = peer, buffers, device, rotate
-        self.calls = 1
-        self.min_seconds = min_seconds
-
-    def _loop(self, calls: int) -> float:
-        call, bufs = self.peer.call, self.buffers
-        hot = bufs.sets[0]
-        synchronize(self.device)
-        start = time.perf_counter()
-        if self.rotate:
-            for _ in range(calls):
-                call(bufs.rotate())
-        else:
-            for _ in range(calls):
-                call(hot)
-        synchronize(self.device)
-        return time.perf_counter() - start
-
-    def calibrate(self) -> float:
-        """Grows the loop until one sample lasts min_seconds; returns per-call seconds."""
-        self._loop(2)  # warm-up (first-touch page faults, lazy init)
-        while True:
-            elapsed = self._loop(self.calls)
-            if elapsed >= self.min_seconds or self.calls >= 1 << 20:
-                return elapsed / self.calls
-            self.calls = min(1 << 20, max(self.calls * 2, int(self.calls * self.min_seconds / max(elapsed, 1e-7))))
-
-    def sample(self) -> float:
-        return self._loop(self.calls) / self.calls
-
-
-class GraphSampler:
-    """Per-call GPU seconds from replaying a CUDA graph of `calls` captured calls, timed with
-    CUDA events: no launch gaps, no host in the number."""
-
-    def __init__(self, peer: Peer, buffers: Buffers, rotate: bool, calls: int):
-        self.calls = calls
-        sets = buffers.sets if rotate else buffers.sets[:1]
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):  # warm-up outside capture, as torch.cuda.graph asks
-            for i in range(3):
-                peer.call(sets[i % len(sets)])
-        torch.cuda.current_stream().wait_stream(stream)
-        torch.cuda.synchronize()
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            for i in range(calls):
-                peer.call(sets[i % len(sets)])
-        self.graph.replay()  # first replay uploads the graph
-        torch.cuda.synchronize()
-        self.start = torch.cuda.Event(enable_timing=True)
-        self.end = torch.cuda.Event(enable_timing=True)
-
-    def sample(self) -> float:
-        self.start.record()
-        self.graph.replay()
-        self.end.record()
-        self.end.synchronize()
-        return self.start.elapsed_time(self.end) * 1e-3 / self.calls
-
-
-class CallSampler:
-    """Per-call seconds of `calls` back-to-back calls of a function of no arguments,
-    host-timed: the CPU studies' sampler (benchmarks/cpu_band.py, call_path.py)."""
-
-    def __init__(self, fn, calls: int):
-        self.fn, self.calls = fn, calls
-
-    def sample(self) -> float:
-        fn = self.fn
-        start = time.perf_counter()
-        for _ in range(self.calls):
-            fn()
-        return (time.perf_counter() - start) / self.calls
-
-
-def interleaved(samplers: dict, repeats: int) -> dict[str, list[float]]:
-    names = list(samplers)
-    samples = {n: [] for n in names}
-    for r in range(repeats):
-        for n in (names if r % 2 == 0 else reversed(names)):
-            samples[n].append(samplers[n].sample())
-    return samples
-
-
 # ----------------------------------------------------------------------------- one point
 
 @dataclass
@@ -398,11 +303,6 @@ class Point:
     nbytes: int
     shape: tuple
     with_compile: bool = False
-
-
-def cold_pairs(rotated_bytes_per_set: int, cache_bytes: int, cap: int) -> int:
-    """Sets whose rotated bytes together exceed 1.5x the cache (at least 2), capped."""
-    return max(2, min(cap, math.ceil(1.5 * cache_bytes / rotated_bytes_per_set) + 1))
 
 
 def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
@@ -421,6 +321,8 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
         if point.op == "flat1d":
             peers = [p for p in peers if p.name in ("relu_out", "clamp_min_out", "row_per_block", "sse_baseline",
                                                    "copy_", "copy16", "relu", "torch.relu", "clone")]
+        if args.l2_band:
+            peers = [p for p in peers if p.name in L2_BAND_PEERS or baselines.is_triton_peer(p.name)]
     bytes_per_set = numel * dtype.itemsize * len(roles)
     # The roles every form rotates: the inputs (x; backward: g and r). out= forms rotate o
     # as well; allocating forms write the allocator's block instead. Sizing the rotation on
@@ -429,9 +331,17 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
     # at 0.77-1.07x the H200's L2 at 1-16 MiB.
     input_bytes = numel * dtype.itemsize * (2 if point.op == "backward" else 1)
     result_bytes = numel * dtype.itemsize  # what an allocating form returns
-    measure_cold = point.op in ("forward", "backward")
-    pairs = cold_pairs(input_bytes, cache_bytes, args.max_cold_sets) if measure_cold else 1
-    buffers = Buffers(roles, pairs, point.shape, dtype, device)
+    # Modes and their sets: hot = set 0; cold = sets whose inputs exceed 1.5x the cache;
+    # rot = sets (x and o) within the cache, at the L2 band's sizes (--l2-band: every point).
+    rotations = {"hot": 1}
+    if point.op in ("forward", "backward") and not args.l2_band:
+        rotations["cold"] = cold_sets(input_bytes, cache_bytes, args.max_cold_sets)
+    if point.op == "forward" and (args.l2_band or (device == "cuda" and L2_BAND_SIZES[0] <= point.nbytes
+                                                   <= L2_BAND_SIZES[-1])):
+        rot = within_cache_sets(bytes_per_set, cache_bytes, MAX_ROT_SETS)
+        if rot >= 2:
+            rotations["rot"] = rot
+    buffers = Buffers(roles, max(rotations.values()), point.shape, dtype, device)
     first = buffers.sets[0]
     for role in roles:
         random_fill(first[role])
@@ -470,38 +380,39 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
                                 calls_per_sample=calls[name], footprint_bytes=footprint))
 
     host_min = args.min_sample_ms * 1e-3
-    # Host-timed: CPU hot/cold; CUDA eager (hot set only).
-    host_modes = [("hot", False)] + ([("cold", True)] if measure_cold and device == "cpu" else [])
-    if device == "cuda":
-        host_modes = [("eager", False)]
+    # Host-timed: CPU, every mode; CUDA, eager (hot set only), unless graph replay alone.
+    host_modes = list(rotations) if device == "cpu" else ([] if args.l2_band else ["eager"])
     per_call_estimate = {}
-    for mode, rotate in host_modes:
+    for mode in host_modes:
+        count = 1 if mode == "eager" else rotations[mode]
+        rotation = Rotation(buffers.sets[:count]) if count > 1 else None  # shared by the mode's peers
         samplers = {}
         for peer in good:
             try:
-                s = HostSampler(peer, buffers, device, rotate, host_min)
-                per_call_estimate.setdefault(peer.name, s.calibrate())
+                s = HostSampler(peer.call, rotation or buffers.sets[:1], device)
+                per_call_estimate.setdefault(peer.name, s.calibrate(host_min))
                 samplers[peer.name] = s
             except Exception as exc:
                 records.append(dict(base, peer=peer.name, mode=mode, error=f"{type(exc).__name__}: {exc}"))
-        emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()},
-             pairs if rotate else 1)
+        emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()}, count)
 
     if device == "cuda" and point.op != "latency":
-        for mode, rotate in ([("hot", False)] + ([("cold", True)] if measure_cold else [])):
+        for mode in rotations:
+            sets = buffers.sets[:rotations[mode]]
             samplers = {}
             for peer in good:
                 try:
-                    estimate = max(per_call_estimate.get(peer.name, 1e-5), 1e-6)
-                    calls = max(args.min_graph_calls, min(2000, math.ceil(args.min_graph_ms * 1e-3 / estimate)))
-                    if rotate:
-                        calls = pairs * math.ceil(calls / pairs)  # every set once per lap
-                    samplers[peer.name] = GraphSampler(peer, buffers, rotate, calls)
+                    if args.graph_calls:
+                        calls = args.graph_calls
+                    else:
+                        estimate = max(per_call_estimate.get(peer.name, 1e-5), 1e-6)
+                        calls = max(args.min_graph_calls, min(2000, math.ceil(args.min_graph_ms * 1e-3 / estimate)))
+                    calls = len(sets) * math.ceil(calls / len(sets))  # every set once per lap
+                    samplers[peer.name] = GraphSampler(peer.call, sets, calls)
                 except Exception as exc:
                     records.append(dict(base, peer=peer.name, mode=mode, error=f"{type(exc).__name__}: {exc}"))
                     torch.cuda.synchronize()
-            emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()},
-                 pairs if rotate else 1)
+            emit(mode, interleaved(samplers, args.repeats), {n: s.calls for n, s in samplers.items()}, len(sets))
             del samplers
     del buffers
     if device == "cuda" and numel * dtype.itemsize >= 256 * MiB:
@@ -509,79 +420,14 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
     return records
 
 
-# ----------------------------------------------------------------------------- shared CPU
-
-class MachineLoad:
-    """CPU time that other processes take while we measure (Linux /proc/stat). On a shared
-    2-core machine one busy neighbour makes every 2-thread run wait a scheduler time slice
-    (4-8 ms per call were seen), so the CPU sweep waits for a quiet machine before each point
-    and measures a point again when others took more than `limit` of the cores meanwhile."""
-
-    def __init__(self, limit: float):
-        self.limit = limit
-        self.available = Path("/proc/stat").exists()
-        self.cpus = os.cpu_count() or 1
-
-    def _busy(self) -> float:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-        return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-    def start(self) -> None:
-        if self.available:
-            t = os.times()
-            self._t0 = (time.time(), self._busy(), t.user + t.system)
-
-    def others_share(self) -> float | None:
-        """Share of all cores used by other processes since start()."""
-        if not self.available:
-            return None
-        wall0, busy0, own0 = self._t0
-        t = os.times()
-        wall = max(time.time() - wall0, 1e-3)
-        return max(0.0, (self._busy() - busy0) - (t.user + t.system - own0)) / (wall * self.cpus)
-
-    def wait_for_quiet(self, max_seconds: float) -> float | None:
-        """Waits (up to max_seconds) for a second in which others use < limit; returns their
-        share in the last second looked at."""
-        if not self.available:
-            return None
-        deadline = time.time() + max_seconds
-        while True:
-            self.start()
-            time.sleep(1.0)
-            share = self.others_share()
-            if share < self.limit or time.time() > deadline:
-                return share
-
-
 # ----------------------------------------------------------------------------- driver
 
-def git_revision() -> str:
-    # RELU_GIT_REVISION: set by whoever copies the tree to a machine whose .git is not this
-    # checkout's (the lent H200's copy: scripts/h200_release.sh).
-    if os.environ.get("RELU_GIT_REVISION"):
-        return os.environ["RELU_GIT_REVISION"]
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
-        return out.stdout.strip() + ("+dirty" if dirty else "")
-    except OSError:
-        return "unknown"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def build_points(device: str, cache_bytes: int, args) -> list[Point]:
+    if args.l2_band:  # forward only: the L2 band's sizes and dtypes, hot and rot
+        names = args.dtypes or (QUICK_DTYPES if args.quick else L2_BAND_DTYPES)
+        return [Point("forward", name, nbytes, shape_for(nbytes // DTYPES[name].itemsize))
+                for name in names for nbytes in byte_sizes(device, cache_bytes, args)
+                if nbytes % DTYPES[name].itemsize == 0]
     dtype_names = args.dtypes or (QUICK_DTYPES if args.quick else list(DTYPES))
     points = []
     for name in dtype_names:
@@ -610,6 +456,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--quick", action="store_true", help="smoke run: 3 dtypes, 3 sizes, 3 repeats")
+    parser.add_argument("--l2-band", action="store_true",
+                        help="only the L2 band: 256 KiB .. 32 MiB, float32/float16/bfloat16/int8, hot and rot, "
+                             "out= against copy_/clamp_min/plain Triton and relu(x) against torch.relu; "
+                             "CUDA: graph replay of 40 calls, median of 9 (quick: 2 sizes, 3 dtypes, 3 repeats)")
     parser.add_argument("--full", action="store_true", help="CPU: 4 KiB .. 1 GiB like the GPU sweep")
     parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), help="default: all (quick: 3)")
     parser.add_argument("--sizes", nargs="+", help="input sizes, e.g. 4KiB 64MiB 1GiB (overrides the set)")
@@ -618,6 +468,8 @@ def main() -> None:
                         help="host-timed sample length (default CPU 10, CUDA 2)")
     parser.add_argument("--min-graph-ms", type=float, default=0.2, help="GPU time per graph replay at least")
     parser.add_argument("--min-graph-calls", type=int, default=20)
+    parser.add_argument("--graph-calls", type=int, default=None,
+                        help="calls per graph, fixed (default: enough for --min-graph-ms; --l2-band 40)")
     parser.add_argument("--max-cold-sets", type=int, default=16384,
                         help="cap on rotated buffer sets (the cold footprint is recorded per point)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
@@ -634,10 +486,14 @@ def main() -> None:
     parser.add_argument("--time-limit-s", type=float, default=None,
                         help="stop starting new points after this many seconds (what ran is saved)")
     parser.add_argument("--out", type=Path, default=None, help="directory for sweep.json (default results/<device>)")
+    parser.add_argument("--kernel", type=Path, default=ROOT,
+                        help="a checkout, its build/ or one variant directory (default: this checkout)")
     parser.add_argument("--print-out-dir", action="store_true", help="print the results directory and exit")
     args = parser.parse_args()
     if args.repeats is None:
-        args.repeats = 3 if args.quick else 7
+        args.repeats = 3 if args.quick else (9 if args.l2_band else 7)
+    if args.l2_band and args.graph_calls is None:
+        args.graph_calls = 40
     if args.min_sample_ms is None:
         args.min_sample_ms = 10.0 if args.device == "cpu" else 2.0
 
@@ -654,16 +510,27 @@ def main() -> None:
 
     from kernels import get_local_kernel
 
-    kernel = get_local_kernel(ROOT, backend=device)
+    kernel = get_local_kernel(args.kernel, backend=device)
     ctx = Context(device=device, kernel=kernel, ops=kernel._ops.ops)
-    try:
-        if device == "cpu":
-            ctx.cpu_baselines = baselines.load_cpu_baselines()
-        else:
-            ctx.cuda_baselines = baselines.load_cuda_baselines()
-    except Exception as exc:
-        ctx.errors.append(f"baselines did not build: {type(exc).__name__}: {exc}")
-        print(ctx.errors[-1], file=sys.stderr)
+    if not args.l2_band:  # the L2 band has no upstream baseline and no copy16
+        try:
+            if device == "cpu":
+                ctx.cpu_baselines = baselines.load_cpu_baselines()
+            else:
+                ctx.cuda_baselines = baselines.load_cuda_baselines()
+        except Exception as exc:
+            ctx.errors.append(f"baselines did not build: {type(exc).__name__}: {exc}")
+            print(ctx.errors[-1], file=sys.stderr)
+    if device != "cuda":
+        triton_note = "not measured: the plain Triton peer runs on CUDA only"
+    else:
+        try:
+            ctx.triton_relu = baselines.load_triton_relu()
+            triton_note = baselines.TRITON_DESCRIPTION
+        except Exception as exc:  # no Triton in this torch: the sweep goes on without it
+            triton_note = f"not measured: Triton did not load ({type(exc).__name__}: {exc})"
+    if ctx.triton_relu is None:
+        print(f"plain Triton peer {triton_note}", file=sys.stderr)
     for attr in ("recompile_limit", "cache_size_limit"):
         if hasattr(torch._dynamo.config, attr):
             setattr(torch._dynamo.config, attr, 64)
@@ -692,6 +559,10 @@ def main() -> None:
         # sized on x + o, so the allocating forms' inputs rotated over only ~0.75x that).
         "cold_rotation": "inputs > 1.5x cache for every form; out= forms rotate o too; "
                          "allocating forms write the allocator's block",
+        "rot_rotation": "x and o sets within 0.75x the cache (2-40 sets), at the L2 band's sizes",
+        "l2_band": args.l2_band,
+        "graph_calls": args.graph_calls,
+        "triton": triton_note,
         "loadavg_start": os.getloadavg(),
         "errors": ctx.errors,
     }
@@ -717,20 +588,8 @@ def main() -> None:
         if hasattr(progress, "set_postfix_str"):
             progress.set_postfix_str(f"{point.op} {point.dtype_name} {fmt_size(point.nbytes)}")
         try:
-            if load is None:
-                records.extend(run_point(ctx, point, cache_bytes, args))
-            else:
-                for attempt in range(1 + args.retries):
-                    load.wait_for_quiet(args.quiet_wait_s)
-                    load.start()
-                    point_records = run_point(ctx, point, cache_bytes, args)
-                    share = load.others_share()
-                    if share is None or share < load.limit:
-                        break
-                for r in point_records:
-                    r["others_cpu_share"] = None if share is None else round(share, 3)
-                    r["attempts"] = attempt + 1
-                records.extend(point_records)
+            records.extend(measure_when_quiet(lambda: run_point(ctx, point, cache_bytes, args), load,
+                                              args.retries, args.quiet_wait_s))
         except Exception as exc:  # one bad point (e.g. out of memory) must not end the sweep
             records.append(dict(op=point.op, dtype=point.dtype_name, bytes=point.nbytes,
                                 error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3)))

@@ -17,7 +17,7 @@ Pairs, each on the same x:
   allocating: relu(x) ["relu"] against torch.relu(x) ["torch.relu"];
   out=:       relu(x, out=o) ["relu_out"] against torch.clamp_min(x, 0, out=o) ["clamp_min_out"],
               o = torch.empty_like(torch.relu(x)), one tensor for both (dense, x's stride order).
-Timing: benchmarks/sweep.py's samplers. CPU: host-timed loops, "hot" (one source) and "cold"
+Timing: benchmarks/timing.py's samplers. CPU: host-timed loops, "hot" (one source) and "cold"
 (sources rotated, the views' bytes past 1.5x the last-level cache); each point waits for a
 quiet machine and is measured again when other processes took more than --quiet-share of the
 cores. CUDA: GPU time per call from replaying a CUDA graph of many calls, hot and cold. Peers
@@ -47,21 +47,21 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sweep import (  # noqa: E402
+from sweep import Peer, check_peer, random_fill  # noqa: E402
+from timing import (  # noqa: E402
     ROOT,
     Buffers,
     GraphSampler,
     HostSampler,
     MachineLoad,
-    Peer,
-    check_peer,
-    cold_pairs,
+    Rotation,
+    cold_sets,
     cpu_model,
     device_label,
     git_revision,
     interleaved,
     last_level_cache_bytes,
-    random_fill,
+    measure_when_quiet,
 )
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int8": torch.int8}
@@ -100,7 +100,7 @@ def run_point(kernel, device: str, view: str, dtype_name: str, cache_bytes: int,
     x_bytes = probe.numel() * dtype.itemsize
     # Cold: sources rotated so that the views' bytes alone exceed 1.5x the cache; out= forms
     # rotate o as well, allocating forms write the allocator's block (as in sweep.py).
-    sets = cold_pairs(x_bytes, cache_bytes, args.max_cold_sets)
+    sets = cold_sets(x_bytes, cache_bytes, args.max_cold_sets)
     buffers = Buffers(["s"], sets, args.source, dtype, device)
     random_fill(buffers.sets[0]["s"])  # NaN-free: torch keeps NaN, relu gives 0
     buffers.pools["s"][1:] = buffers.pools["s"][0]
@@ -129,15 +129,16 @@ def run_point(kernel, device: str, view: str, dtype_name: str, cache_bytes: int,
 
     for mode, rotate in (("hot", False), ("cold", True)):
         samplers = {}
+        rotation = Rotation(buffers.sets) if rotate else None  # shared by the mode's peers
         for peer in good:
-            host = HostSampler(peer, buffers, device, rotate, args.min_sample_ms * 1e-3)
-            estimate = host.calibrate()
+            host = HostSampler(peer.call, rotation or buffers.sets[:1], device)
+            estimate = host.calibrate(args.min_sample_ms * 1e-3)
             if device == "cpu":
                 samplers[peer.name] = host
             else:
                 calls = max(args.min_graph_calls, min(2000, math.ceil(args.min_graph_ms * 1e-3 / max(estimate, 1e-6))))
                 calls = sets * math.ceil(calls / sets) if rotate else calls  # every set once per lap
-                samplers[peer.name] = GraphSampler(peer, buffers, rotate, calls)
+                samplers[peer.name] = GraphSampler(peer.call, buffers.sets if rotate else buffers.sets[:1], calls)
         emit(mode, samplers)
         del samplers
     del buffers
@@ -190,6 +191,8 @@ def main() -> None:
     parser.add_argument("--quiet-wait-s", type=float, default=20.0, help="CPU: wait this long at most for quiet")
     parser.add_argument("--retries", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="directory for views.json")
+    parser.add_argument("--kernel", type=Path, default=ROOT,
+                        help="a checkout, its build/ or one variant directory (default: this checkout)")
     args = parser.parse_args()
     device = args.device
     if device == "cuda" and not torch.cuda.is_available():
@@ -203,7 +206,7 @@ def main() -> None:
 
     from kernels import get_local_kernel
 
-    kernel = get_local_kernel(ROOT, backend=device)
+    kernel = get_local_kernel(args.kernel, backend=device)
     ops = kernel._ops.ops
     cache_bytes = last_level_cache_bytes(device)
     out_file = (args.out or ROOT / "results" / device_label(device) / "views") / "views.json"
@@ -231,17 +234,8 @@ def main() -> None:
     for view in args.views:
         for dtype_name in args.dtypes:
             print(f"{view} {dtype_name} ...", file=sys.stderr, flush=True)
-            for attempt in range(1 + (args.retries if load else 0)):
-                if load:
-                    load.wait_for_quiet(args.quiet_wait_s)
-                    load.start()
-                point = run_point(kernel, device, view, dtype_name, cache_bytes, args)
-                share = load.others_share() if load else None
-                if share is None or share < load.limit:
-                    break
-            for r in point:
-                r.update(others_cpu_share=None if share is None else round(share, 3), attempts=attempt + 1)
-            records += point
+            records += measure_when_quiet(lambda: run_point(kernel, device, view, dtype_name, cache_bytes, args),
+                                          load, args.retries, args.quiet_wait_s)
             out_file.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
     meta.update(seconds=round(time.time() - started, 1), loadavg_end=os.getloadavg())
     out_file.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")

@@ -49,7 +49,7 @@ struct Format {
   // type common to CPU, CUDA and SYCL.
   static constexpr bool kNative = !(kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) < 4);
   // Whether relu has a gradient in this format: float32/16, bfloat16, float64, not float8
-  // (the binding's is_floating() in torch-ext/relu_dtypes.h lists the same dtypes).
+  // (relu_dtypes.h derives the gradient checks and names from this).
   static constexpr bool kHasGradient = kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) >= 2;
   // GPU words: 32-bit registers, 64-bit ones only for 64-bit lanes.
   using Word = typename std::conditional<sizeof(Storage_) == 8, uint64_t, uint32_t>::type;

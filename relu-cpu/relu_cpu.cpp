@@ -14,42 +14,24 @@
 #include <string>
 #include <type_traits>
 
+#include "relu-common/backend_entry_points.h"
+#include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
-#include "torch-ext/relu_dtypes.h"
-#include "torch-ext/torch_binding.h"
 
 namespace {
 
 using namespace relu_kernel;
 
-// When a pass is split over torch's intra-op pool, and into what. Below kSplitBytes of input
-// it runs on the calling thread, where waking the pool costs more than it saves; from there,
-// in tasks of at least kTaskBytes. Measured by benchmarks/cpu_band.py (hot buffers, float32,
-// bfloat16, int8; PERFORMANCE.md "Why the L2/L3 band lost") on both CPU kinds this package
-// is run on:
-//  - AMD EPYC Zen 3, AVX2, 2 threads (results/cpu-avx2/band.json): float32 at 256 KiB took
-//    15.7 us on one thread, 12.7 as two tasks (clamp_min(out=) 12.6); at 128 KiB two tasks
-//    gained nothing (8.4 against 8.6 us).
-//  - Intel Xeon (the H200 host), AVX-512, 16 threads (results/h200/cpu-avx512/band.json):
-//    a 128 KiB tensor split in two lost (bfloat16 9.3 against 5.6 us serial, int8 10.6
-//    against 8.1); from 256 KiB, tasks of 64 KiB beat tasks of 128 KiB (int8 at 512 KiB: 9.2
-//    against 10.9 us; clamp_min(out=) 9.2).
-// Until then one constant, 256 KiB, served as both, so 256-511 KiB ran on one thread.
+// A pass below kSplitBytes of input runs on the calling thread, where waking torch's intra-op
+// pool costs more than it saves; a larger one is split into tasks of at least kTaskBytes.
+// Split at 256 KiB: float32 took 15.7 us on one thread, 12.7 as two tasks (Zen 3, AVX2, 2 threads).
 constexpr int64_t kSplitBytes = 256 * 1024;
+// Tasks of 64 KiB: int8 at 512 KiB 9.2 against 10.9 us with 128 KiB tasks (Xeon, AVX-512, 16 threads).
 constexpr int64_t kTaskBytes = 64 * 1024;
 
-// Vectors per loop trip. 2: with both threads busy, float32 at 1-4 MiB ran 1.3-1.4x faster
-// than with 1 (AVX2 Zen 3, one process, interleaved: 1 MiB 22.3 against 29.0 us, 4 MiB 72.5
-// against 101.9, clamp_min(out=) 22.1 and 74.8; results/cpu-avx2/band-unroll.json), and on
-// the 16-thread AVX-512 Xeon bfloat16 and int8 at 512 KiB-1 MiB ran 8-11% faster
-// (results/h200/cpu-avx512/band.json); 4 gained nothing over 2, and one thread saw no
-// difference. An earlier Zen 3 run (results/cpu-avx2/band.json) saw none either way: the
-// 2-core VM's L3 band moves between runs. benchmarks/cpu_band.py compiles 1, 2 and 4.
-#ifndef RELU_CPU_UNROLL
-#define RELU_CPU_UNROLL 2
-#endif
-#define RELU_PRAGMA(text) _Pragma(#text)
-#define RELU_UNROLL(count) RELU_PRAGMA(GCC unroll count)
+// Vectors per loop trip: 2 ran float32 at 1-4 MiB 1.3-1.4x faster than 1 with both threads
+// busy (Zen 3, AVX2); 4 gained nothing over 2.
+constexpr int kVectorsPerLoopTrip = 2;
 
 // out[i] = relu(in[i * kStep]) for i < n. kStep 1: the dense loop. 2-4: a row that reads
 // every kStep-th element into a contiguous out (x[:, ::2], x[..., 1::3]); with the step a
@@ -62,7 +44,7 @@ __attribute__((always_inline)) inline void forward_span(const typename Fmt::Stor
   // in == out (in place, kStep 1) is allowed: element i is read before it is written, and no
   // element depends on another, which is exactly what ivdep promises.
 #pragma GCC ivdep
-  RELU_UNROLL(RELU_CPU_UNROLL)
+#pragma GCC unroll kVectorsPerLoopTrip
   for (int64_t i = 0; i < n; ++i) out[i] = relu_element<Fmt>(in[i * kStep]);
 }
 
@@ -72,7 +54,7 @@ __attribute__((always_inline)) inline void backward_span(const typename Fmt::Sto
                                                          typename Fmt::Storage* grad_in,
                                                          int64_t n) {
 #pragma GCC ivdep
-  RELU_UNROLL(RELU_CPU_UNROLL)
+#pragma GCC unroll kVectorsPerLoopTrip
   for (int64_t i = 0; i < n; ++i) grad_in[i] = relu_backward_element<Fmt>(grad[i], result[i]);
 }
 
@@ -108,7 +90,7 @@ inline typename Fmt::Storage element_of(ElementBits<Fmt> bits) {
 // A row whose operands are not all contiguous and that no forward_span step covers (a
 // strided out=, x[:, ::5]): one element at a time, as TensorIterator's basic loop does for
 // such rows. Never inlined into the ISA walks below: compiled for AVX2 the variable-stride
-// int8 loop ran 1.5x slower than this one (Zen 3; PERFORMANCE.md, "Non-dense views").
+// int8 loop ran 1.5x slower than this one (Zen 3).
 template <typename Fmt>
 __attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* in,
                                                    int64_t in_stride, typename Fmt::Storage* out,
@@ -185,9 +167,8 @@ struct BackwardStridedRow {
 // dimensions like an odometer only where dimension 1 wraps; rows cut by begin or end go one
 // by one. Compiled once per ISA with the row inlined, as TensorIterator's 2-D loops are:
 // with a call per row and the layout read through its reference on every row, int8 rows of
-// 96 bytes (benchmarks/views.py's permuted 3-D slice) spent more time in the walk than in
-// the rows (perf) and ran at 0.80x clamp_min(out=) on both CPUs (results/cpu-avx2/views.json,
-// results/h200/cpu-avx512/views.json); PERFORMANCE.md, "Non-dense views", has the after.
+// 96 bytes spent more time in the walk than in the rows and ran at 0.80x clamp_min(out=)
+// (Zen 3 and Xeon).
 template <int kOperands, typename Row>
 __attribute__((always_inline)) inline void walk_rows(const StridedLayout& layout, int64_t begin,
                                                      int64_t end, const Row& row) {
@@ -249,16 +230,10 @@ __attribute__((always_inline)) inline void walk_rows(const StridedLayout& layout
 enum class Isa { kPortable, kAvx2, kAvx512 };
 
 #if defined(__x86_64__)
-// AVX-512 instructions (masks, VL forms) on 256-bit vectors: on the dev machine's Zen 4 the
-// 512-bit loop runs slower from cache than the 256-bit one (results/cpu/vector_width.json,
-// `python benchmarks/vector_width.py`, PERFORMANCE.md); GCC's own tuning for Intel AVX-512
-// parts prefers 256-bit vectors too. The macro exists for that study only.
-#ifndef RELU_AVX512_VECTOR_BITS
-#define RELU_AVX512_VECTOR_BITS "256"
-#endif
-#define RELU_TARGET_AVX512                                                 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=" \
-                        RELU_AVX512_VECTOR_BITS)))
+// AVX-512 instructions (masks, VL forms) on 256-bit vectors: the 512-bit loop ran slower from
+// cache than the 256-bit one (Zen 4); GCC's own tuning for Intel AVX-512 parts prefers 256 too.
+#define RELU_TARGET_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=256")))
 #define RELU_TARGET_AVX2 __attribute__((target("avx2")))
 #else
 #define RELU_TARGET_AVX512
@@ -364,19 +339,17 @@ Fn* for_isa(Fn* portable, Fn* avx2, Fn* avx512) {
   return portable;
 }
 
-// Runs span(begin, end) over [0, n): on this thread below split_bytes of input, else over
-// torch's intra-op pool in tasks of at least task_bytes. torch::stable::parallel_for calls
+// Runs span(begin, end) over [0, n): on this thread below kSplitBytes of input, else over
+// torch's intra-op pool in tasks of at least kTaskBytes. torch::stable::parallel_for calls
 // at::parallel_for inside libtorch, compiled with torch's OpenMP: this file needs no
-// -fopenmp (at::parallel_for compiled here without it silently ran serially, measured with
-// benchmarks/grain.py on the full-ABI build).
+// -fopenmp (at::parallel_for compiled here without it silently ran serially).
 template <typename Span>
-void run_split(int64_t n, int64_t element_bytes, int64_t split_bytes, int64_t task_bytes,
-               const Span& span) {
-  if (n < split_bytes / element_bytes) {
+void run_split(int64_t n, int64_t element_bytes, const Span& span) {
+  if (n < kSplitBytes / element_bytes) {
     span(0, n);  // the common small call: no shim call at all
     return;
   }
-  torch::stable::parallel_for(0, n, std::max<int64_t>(1, task_bytes / element_bytes), span);
+  torch::stable::parallel_for(0, n, std::max<int64_t>(1, kTaskBytes / element_bytes), span);
 }
 
 // Runs row over every element of `layout` (walk_rows), split like run_split into tasks of
@@ -385,23 +358,8 @@ template <int kOperands, typename Row>
 void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& row) {
   auto* walk = for_isa(&walk_portable<kOperands, Row>, &walk_avx2<kOperands, Row>,
                        &walk_avx512<kOperands, Row>);
-  run_split(layout.numel(), element_bytes, kSplitBytes, kTaskBytes,
+  run_split(layout.numel(), element_bytes,
             [&](int64_t begin, int64_t end) { walk(layout, begin, end, row); });
-}
-
-// relu_flat_cpu with the split as parameters: benchmarks/cpu_band.py and grain.py compile
-// this file into extensions of their own and call this to measure kSplitBytes and kTaskBytes.
-void relu_flat_cpu_with_split(ScalarType dtype, const void* in, void* out, int64_t n,
-                              int64_t split_bytes, int64_t task_bytes) {
-  visit_format(dtype, [&](auto fmt) {
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&forward_portable<Fmt>, &forward_avx2<Fmt>, &forward_avx512<Fmt>);
-    const auto* src = static_cast<const Storage*>(in);
-    auto* dst = static_cast<Storage*>(out);
-    run_split(n, sizeof(Storage), split_bytes, task_bytes,
-              [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
-  });
 }
 
 }  // namespace
@@ -409,7 +367,15 @@ void relu_flat_cpu_with_split(ScalarType dtype, const void* in, void* out, int64
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
 void relu_flat_cpu(ScalarType dtype, const void* in, void* out, int64_t n) {
-  relu_flat_cpu_with_split(dtype, in, out, n, kSplitBytes, kTaskBytes);
+  visit_format(dtype, [&](auto fmt) {
+    using Fmt = decltype(fmt);
+    using Storage = typename Fmt::Storage;
+    const auto span = for_isa(&forward_portable<Fmt>, &forward_avx2<Fmt>, &forward_avx512<Fmt>);
+    const auto* src = static_cast<const Storage*>(in);
+    auto* dst = static_cast<Storage*>(out);
+    run_split(n, sizeof(Storage),
+              [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
+  });
 }
 
 void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const StridedLayout& layout) {
@@ -463,7 +429,7 @@ void relu_backward_flat_cpu(ScalarType dtype, const void* grad_out, const void* 
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* res = static_cast<const Storage*>(result);
     auto* dst = static_cast<Storage*>(grad_in);
-    run_split(n, sizeof(Storage), kSplitBytes, kTaskBytes, [&](int64_t begin, int64_t end) {
+    run_split(n, sizeof(Storage), [&](int64_t begin, int64_t end) {
       span(grad + begin, res + begin, dst + begin, end - begin);
     });
   });

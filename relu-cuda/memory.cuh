@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -16,15 +17,25 @@ namespace relu_kernel {
 // STG.E.128) on every architecture the package builds for.
 constexpr int kVectorBytes = 16;
 
-// L1/L2 policy of an access.
+// L1/L2 policy of a pass's loads and stores alike; each hint is a compiled kernel.
 //   kDefault:   ld.global / st.global (cache at all levels, normal eviction priority).
 //   kStreaming: ld.global.cs / st.global.cs, "likely accessed once": lines are allocated
 //               evict-first in L1 and L2, so a large pass does not push out data that is
 //               reused (and a later consumer does not find ours).
-//   kReadOnly:  loads only, ld.global.nc (__ldg), the non-coherent read-only path. Valid
-//               only when nothing the kernel writes aliases the input (not in place);
-//               measured by scripts/h200_tune.py, not chosen by the package's policy.
-enum class CacheHint : uint8_t { kDefault, kStreaming, kReadOnly };
+// No read-only (__ldg) form: with out == x (in place) a kernel writes what it reads, which
+// the non-coherent read-only path does not allow.
+enum class CacheHint : uint8_t { kDefault, kStreaming };
+
+// Calls fn(std::integral_constant<CacheHint, hint>{}): a launcher instantiates its kernel for
+// every hint here, so a hint without a compiled kernel cannot be chosen (a new enumerator
+// without a case is a -Wswitch warning).
+template <typename Fn>
+void visit_cache_hint(CacheHint hint, Fn&& fn) {
+  switch (hint) {
+    case CacheHint::kDefault: return fn(std::integral_constant<CacheHint, CacheHint::kDefault>{});
+    case CacheHint::kStreaming: return fn(std::integral_constant<CacheHint, CacheHint::kStreaming>{});
+  }
+}
 
 // One 16-byte vector as the hardware moves it.
 using Vector16 = uint4;
@@ -34,18 +45,13 @@ template <CacheHint kHint>
 __device__ __forceinline__ Vector16 load_vector16(const Vector16* address) {
   if constexpr (kHint == CacheHint::kStreaming) {
     return __ldcs(address);
-  } else if constexpr (kHint == CacheHint::kReadOnly) {
-    return __ldg(address);
   } else {
-    // A plain load, not __ldg: with out == x (in place) the same kernel writes what it
-    // reads, which the non-coherent read-only path does not allow.
     return *address;
   }
 }
 
 template <CacheHint kHint>
 __device__ __forceinline__ void store_vector16(Vector16* address, Vector16 value) {
-  static_assert(kHint != CacheHint::kReadOnly, "kReadOnly is a load hint");
   if constexpr (kHint == CacheHint::kStreaming) {
     __stcs(address, value);
   } else {
@@ -59,16 +65,13 @@ template <CacheHint kHint, typename T>
 __device__ __forceinline__ T load_element(const T* address) {
   if constexpr (kHint == CacheHint::kStreaming) {
     return __ldcs(address);
-  } else if constexpr (kHint == CacheHint::kReadOnly) {
-    return __ldg(address);
   } else {
-    return *address;  // not __ldg: in place, as load_vector16
+    return *address;
   }
 }
 
 template <CacheHint kHint, typename T>
 __device__ __forceinline__ void store_element(T* address, T value) {
-  static_assert(kHint != CacheHint::kReadOnly, "kReadOnly is a load hint");
   if constexpr (kHint == CacheHint::kStreaming) {
     __stcs(address, value);
   } else {

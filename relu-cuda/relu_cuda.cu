@@ -1,16 +1,20 @@
-// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda (torch-ext/torch_binding.h), and the
-// entry points of the strided passes, whose kernels are in strided.cuh.
+// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda
+// (relu-common/backend_entry_points.h), and the entry points of the strided passes, whose
+// kernels are in strided.cuh.
 //
 // Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
-//     relu_word16 / relu_backward_word16 (relu-common/relu_element.h): int8 through
-//     __vmaxs4, float16/bfloat16/float8 as bit patterns, float/double/int by compare and
-//     select, unsigned ints as a copy;
+//     relu_word16_gpu / relu_backward_word16 (relu_ops.cuh, relu-common/relu_element.h):
+//     int8 through __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit
+//     patterns, as float8), float/double/int by compare and select, unsigned ints as a copy;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
 //     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
-//     thread of block 0: the body itself has no per-element bound check;
-//   - the grid is a function of the element count only (launch_policy.h), with a loop in
-//     the kernel so that any count, above 2^31 elements too, is covered with 64-bit indices;
+//     thread of block 0;
+//   - the grid and the kernel's form are functions of the element count only
+//     (launch_policy.h): while the pass stays in the L2, one tile per block with 32-bit
+//     offsets, each vector predicated on its own bound (1 vector x 256 threads while the grid
+//     fits one wave, else 2 x 128); from there up a grid-stride loop with 64-bit offsets, so
+//     that any count, above 2^31 elements too, is covered;
 //   - when the tensors' addresses differ modulo 16 (a view at an odd offset and a fresh
 //     output), no vector covers the same elements of both: a plain one-element-per-thread
 //     kernel runs instead. Correct and coalesced, slower for 1- and 2-byte dtypes.
@@ -18,34 +22,42 @@
 // no allocation and no host synchronisation, so the op can be captured in a CUDA graph.
 #include <cuda_runtime.h>
 
+#include "relu-common/backend_entry_points.h"
+#include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
 #include "relu-cuda/cuda_check.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided.cuh"
-#include "torch-ext/relu_dtypes.h"
-#include "torch-ext/torch_binding.h"
 
 namespace relu_kernel {
 
-// The vector body plus block 0's head and tail. Every operand shares one misalignment
-// modulo 16, so `split` applies to all of them. Each thread loads all its vectors before
-// it computes and stores any: kVectors * kInputs loads in flight per thread.
-// In place (out == in[0]) is safe: each vector is read and written by the same thread.
-template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
-__global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass,
-                                     VectorSplit split) {
-  constexpr int kInputs = Op::kInputs;
-  if (blockIdx.x == 0) {
-    const int64_t t = threadIdx.x;  // blockDim.x >= 32 > head + tail
-    if (t < split.head) {
-      pass.out[t] = Op::element(pass.in, t);
-    } else if (t - split.head < split.tail) {
-      const int64_t i = split.tail_start + (t - split.head);
-      pass.out[i] = Op::element(pass.in, i);
-    }
+// The elements before the first and after the last whole vector, one per thread of block 0
+// (blockDim.x >= 32 > head + tail).
+template <typename Op>
+__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op::kInputs>& pass,
+                                              const VectorSplit& split) {
+  if (blockIdx.x != 0) return;
+  const int64_t t = threadIdx.x;
+  if (t < split.head) {
+    pass.out[t] = Op::element(pass.in, t);
+  } else if (t - split.head < split.tail) {
+    const int64_t i = split.tail_start + (t - split.head);
+    pass.out[i] = Op::element(pass.in, i);
   }
+}
+
+// The streaming form: a grid-stride loop over tiles of `blockDim.x * kVectors` vectors,
+// 64-bit offsets, so that any count is covered; each thread loads all its vectors of a tile
+// before it computes and stores any. Every operand shares one misalignment modulo 16, so
+// `split` applies to all of them. In place (out == in[0]) is safe in both forms: each vector
+// is read and written by the same thread.
+template <typename Op, int kVectors, CacheHint kHint>
+__global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs> pass,
+                                          VectorSplit split) {
+  constexpr int kInputs = Op::kInputs;
+  head_and_tail<Op>(pass, split);
   const Vector16* in[kInputs];
 #pragma unroll
   for (int k = 0; k < kInputs; ++k) {
@@ -62,11 +74,13 @@ __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
 #pragma unroll
-        for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kLoad>(in[k] + first + j * threads);
+        for (int k = 0; k < kInputs; ++k) {
+          v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
+        }
       }
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
-        store_vector16<kStore>(out + first + j * threads, Op::vector(v[j]));
+        store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
       }
     } else {  // the grid's last, partial tile
 #pragma unroll
@@ -74,12 +88,50 @@ __global__ void elementwise_vector16(Pass<typename Op::Format, Op::kInputs> pass
         const int64_t i = first + j * threads;
         if (i < n) {
 #pragma unroll
-          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kLoad>(in[k] + i);
-          store_vector16<kStore>(out + i, Op::vector(v[j]));
+          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
+          store_vector16<kHint>(out + i, Op::vector(v[j]));
         }
       }
     }
   }
+}
+
+// The tile forms: one tile per block (the grid covers the tensor: choose_dense_policy), as
+// a plain Triton kernel: 32-bit offsets (the policy bounds the count), every vector's loads
+// and store predicated on its own bound, no whole-tile branch and no early exit, so that the
+// first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
+// and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
+// they delay no load.
+template <typename Op, int kVectors>
+__global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
+                                          VectorSplit split) {
+  constexpr int kInputs = Op::kInputs;
+  const Vector16* in[kInputs];
+#pragma unroll
+  for (int k = 0; k < kInputs; ++k) {
+    in[k] = reinterpret_cast<const Vector16*>(pass.in[k] + split.head);
+  }
+  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  const int32_t n = int32_t(split.vectors);
+  const int32_t threads = int32_t(blockDim.x);
+  const int32_t first = int32_t(blockIdx.x) * threads * kVectors + int32_t(threadIdx.x);
+  Vector16 v[kVectors][kInputs];
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < n) {
+#pragma unroll
+      for (int k = 0; k < kInputs; ++k) {
+        v[j][k] = load_vector16<CacheHint::kDefault>(in[k] + first + j * threads);
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < n) {
+      store_vector16<CacheHint::kDefault>(out + first + j * threads, Op::vector(v[j]));
+    }
+  }
+  head_and_tail<Op>(pass, split);
 }
 
 // Operands whose addresses differ modulo 16: one element per thread and loop trip.
@@ -91,30 +143,23 @@ __global__ void elementwise_scalar(Pass<typename Op::Format, Op::kInputs> pass) 
   }
 }
 
-template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
-void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
-                     const LaunchPolicy& policy, cudaStream_t stream) {
-  elementwise_vector16<Op, kVectors, kLoad, kStore>
-      <<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass, split);
-  check_cuda(cudaGetLastError());
-}
-
-// The cache-hint pairs the policy may choose, each a compiled kernel.
+// The dense vector kernel of the policy's form, with its threads and grid.
 template <typename Op>
-void launch_chosen_vector16(const Pass<typename Op::Format, Op::kInputs>& pass,
-                            const VectorSplit& split, const LaunchPolicy& policy,
-                            cudaStream_t stream) {
-  if (policy.vectors_per_thread != kVectorsPerThread ||
-      policy.load_hint != policy.store_hint || policy.load_hint == CacheHint::kReadOnly) {
-    throw std::logic_error("relu: launch policy without a compiled kernel");
-  }
-  if (policy.load_hint == CacheHint::kStreaming && policy.store_hint == CacheHint::kStreaming) {
-    launch_vector16<Op, kVectorsPerThread, CacheHint::kStreaming, CacheHint::kStreaming>(
-        pass, split, policy, stream);
-  } else {
-    launch_vector16<Op, kVectorsPerThread, CacheHint::kDefault, CacheHint::kDefault>(
-        pass, split, policy, stream);
-  }
+void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
+                     const DensePolicy& policy, cudaStream_t stream) {
+  visit_dense_form(policy.form, [&](auto form) {
+    using Form = DenseFormTraits<decltype(form)::value>;
+    const unsigned blocks = unsigned(policy.launch.blocks);
+    const unsigned threads = unsigned(policy.launch.threads);
+    if constexpr (Form::kLoops) {
+      elementwise_vector16_loop<Op, Form::kVectors, Form::kHint>
+          <<<blocks, threads, 0, stream>>>(pass, split);
+    } else {
+      static_assert(Form::kHint == CacheHint::kDefault, "the tile forms take default hints");
+      elementwise_vector16_tile<Op, Form::kVectors><<<blocks, threads, 0, stream>>>(pass, split);
+    }
+  });
+  check_cuda(cudaGetLastError());
 }
 
 template <typename Op>
@@ -131,10 +176,10 @@ void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device
   const cudaStream_t stream = current_cuda_stream(device);
   if (same_misalignment) {
     const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes);
-    const LaunchPolicy policy = choose_launch_policy(traits, split.vectors, Op::kInputs + 1);
-    launch_chosen_vector16<Op>(pass, split, policy, stream);
+    const DensePolicy policy = choose_dense_policy(traits, split.vectors, Op::kInputs + 1);
+    launch_vector16<Op>(pass, split, policy, stream);
   } else {
-    const LaunchPolicy policy = choose_scalar_launch_policy(traits, pass.n);
+    const LaunchPolicy policy = choose_scalar_launch_policy(pass.n);
     elementwise_scalar<Op><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass);
     check_cuda(cudaGetLastError());
   }

@@ -1,6 +1,7 @@
 // CUDA backend, strided passes: relu_strided_cuda and relu_backward_strided_cuda
-// (torch-ext/torch_binding.h) over operands that are not one dense block each (a chunk
-// x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without a copy.
+// (relu-common/backend_entry_points.h) over operands that are not one dense block each (a
+// chunk x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without
+// a copy.
 //
 // Read this first. TensorIterator (torch.relu on such views) finds each element's offsets
 // from its linear index, one division per dimension per element, and moves one element per
@@ -27,16 +28,15 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 
 #include <cuda_runtime.h>
 
+#include "relu-common/strided_layout.h"
 #include "relu-cuda/cuda_check.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"
 #include "relu-cuda/strided_index.h"
-#include "torch-ext/torch_binding.h"
 
 namespace relu_kernel {
 
@@ -58,7 +58,7 @@ struct RowTiling {
 // Tile `tile` of one row of `length` elements whose operands all have stride 1 and start at
 // one misalignment modulo 16: 16-byte vectors, kVectors per thread, plus the row's head and
 // tail elements in its tile 0.
-template <typename Op, int kVectors, CacheHint kLoad, CacheHint kStore>
+template <typename Op, int kVectors, CacheHint kHint>
 __device__ __forceinline__ void row_tile_vector16(
     const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     int64_t length, uint64_t tile) {
@@ -85,14 +85,14 @@ __device__ __forceinline__ void row_tile_vector16(
     if (first + j * threads < split.vectors) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = load_vector16<kLoad>(in_vectors[k] + first + j * threads);
+        v[j][k] = load_vector16<kHint>(in_vectors[k] + first + j * threads);
       }
     }
   }
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < split.vectors) {
-      store_vector16<kStore>(out_vectors + first + j * threads, Op::vector(v[j]));
+      store_vector16<kHint>(out_vectors + first + j * threads, Op::vector(v[j]));
     }
   }
 }
@@ -101,8 +101,7 @@ __device__ __forceinline__ void row_tile_vector16(
 // (out's first, then the inputs'), in batches of kInFlight whose loads are all issued before
 // any store. kUnitStrides: every stride is 1 (a row whose starts are misaligned unlike each
 // other), known at compile time.
-template <typename Op, int kElements, int kInFlight, bool kUnitStrides, CacheHint kLoad,
-          CacheHint kStore>
+template <typename Op, int kElements, int kInFlight, bool kUnitStrides, CacheHint kHint>
 __device__ __forceinline__ void row_tile_elements(
     const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     const int64_t (&strides)[Op::kInputs + 1], int64_t length, uint64_t tile) {
@@ -120,14 +119,14 @@ __device__ __forceinline__ void row_tile_elements(
       if (i < length) {
 #pragma unroll
         for (int k = 0; k < kInputs; ++k) {
-          x[j][k] = load_element<kLoad>(in[k] + i * stride(1 + k));
+          x[j][k] = load_element<kHint>(in[k] + i * stride(1 + k));
         }
       }
     }
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       const int64_t i = first + (batch + j) * threads;
-      if (i < length) store_element<kStore>(out + i * stride(0), Op::value(x[j]));
+      if (i < length) store_element<kHint>(out + i * stride(0), Op::value(x[j]));
     }
   }
 }
@@ -135,7 +134,7 @@ __device__ __forceinline__ void row_tile_elements(
 // One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
 // operand has stride 1 along the rows, so rows whose starts share a misalignment go through
 // vectors.
-template <typename Op, int kVectors, bool kUnitStrides, CacheHint kLoad, CacheHint kStore>
+template <typename Op, int kVectors, bool kUnitStrides, CacheHint kHint>
 __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint64_t> pass,
                              RowTiling tiling) {
   using Storage = typename Op::Storage;
@@ -160,7 +159,7 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
       aligned_alike = aligned_alike && misalignment16(in[k]) == misalignment16(out);
     }
     if (aligned_alike) {
-      row_tile_vector16<Op, kVectors, kLoad, kStore>(in, out, length, at.tile);
+      row_tile_vector16<Op, kVectors, kHint>(in, out, length, at.tile);
     } else {
       // Rows of unit stride are the vector kernel's exceptions: a few elements in flight keep
       // its registers, and so the occupancy of its vector rows, close to the dense kernel's.
@@ -168,7 +167,7 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
       constexpr int kInFlight = kUnitStrides && kElementsPerThread > kScalarElementsInFlight
                                     ? kScalarElementsInFlight
                                     : kElementsPerThread;
-      row_tile_elements<Op, kElementsPerThread, kInFlight, kUnitStrides, kLoad, kStore>(
+      row_tile_elements<Op, kElementsPerThread, kInFlight, kUnitStrides, kHint>(
           in, out, inner_strides, length, at.tile);
     }
   }
@@ -220,16 +219,20 @@ StridedPass<typename Op::Format, Op::kInputs, Index> strided_pass_of(
   return strided;
 }
 
-template <typename Op, CacheHint kLoad, CacheHint kStore>
+// The row kernel for the policy's threads, grid and hint.
+template <typename Op>
 void launch_strided_rows(const StridedPass<typename Op::Format, Op::kInputs, uint64_t>& pass,
                          const RowTiling& tiling, bool unit_inner_strides,
                          const LaunchPolicy& policy, cudaStream_t stream) {
   const dim3 grid(unsigned(policy.blocks)), block(unsigned(policy.threads));
-  if (unit_inner_strides) {
-    strided_rows<Op, kVectorsPerThread, true, kLoad, kStore><<<grid, block, 0, stream>>>(pass, tiling);
-  } else {
-    strided_rows<Op, kVectorsPerThread, false, kLoad, kStore><<<grid, block, 0, stream>>>(pass, tiling);
-  }
+  visit_cache_hint(policy.hint, [&](auto hint) {
+    constexpr CacheHint kHint = decltype(hint)::value;
+    if (unit_inner_strides) {
+      strided_rows<Op, kVectorsPerThread, true, kHint><<<grid, block, 0, stream>>>(pass, tiling);
+    } else {
+      strided_rows<Op, kVectorsPerThread, false, kHint><<<grid, block, 0, stream>>>(pass, tiling);
+    }
+  });
   check_cuda(cudaGetLastError());
 }
 
@@ -275,19 +278,7 @@ void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
   for (int k = 0; k < kOperands; ++k) {
     unit_inner_strides = unit_inner_strides && layout.strides[k][0] == 1;
   }
-  // The hint pairs the policy may choose, each a compiled kernel (as the dense pass).
-  const LaunchPolicy& launch = policy.launch;
-  if (launch.vectors_per_thread != kVectorsPerThread || launch.load_hint != launch.store_hint ||
-      launch.load_hint == CacheHint::kReadOnly) {
-    throw std::logic_error("relu: strided launch policy without a compiled kernel");
-  }
-  if (launch.load_hint == CacheHint::kStreaming) {
-    launch_strided_rows<Op, CacheHint::kStreaming, CacheHint::kStreaming>(
-        strided, tiling, unit_inner_strides, launch, stream);
-  } else {
-    launch_strided_rows<Op, CacheHint::kDefault, CacheHint::kDefault>(
-        strided, tiling, unit_inner_strides, launch, stream);
-  }
+  launch_strided_rows<Op>(strided, tiling, unit_inner_strides, policy.launch, stream);
 }
 
 }  // namespace relu_kernel

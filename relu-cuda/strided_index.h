@@ -3,7 +3,7 @@
 // (relu-cuda/strided.cuh). Plain C++ with __host__ __device__ functions and no CUDA runtime,
 // so tests/strided_index_check.cpp runs the very same arithmetic with the host's g++.
 //
-// The walk is torch-ext/torch_binding.h's StridedLayout: dimension 0 innermost, every
+// The walk is relu-common/strided_layout.h's StridedLayout: dimension 0 innermost, every
 // operand's element strides. A linear index n of the pass is the mixed-radix number
 //   n = i0 + s0 * (i1 + s1 * (i2 + ...)),   offset[k] = sum_d i_d * strides[k][d],
 // so each digit costs one division by s_d. Those divisions are the price of a strided pass
@@ -17,7 +17,7 @@
 #include <type_traits>
 
 #include "relu-common/relu_element.h"  // RELU_HOST_DEVICE
-#include "torch-ext/torch_binding.h"   // StridedLayout
+#include "relu-common/strided_layout.h"
 
 // Loop pragmas for the device pass only: the host compiler warns on them.
 #if defined(__CUDA_ARCH__)

@@ -1,7 +1,8 @@
-// XPU backend (SYCL): relu_flat_xpu and relu_backward_flat_xpu (torch-ext/torch_binding.h),
-// the launch layer only. What each work-item does, the head / 16-byte words / tail split and
-// the launch shape live in relu_xpu_items.h, which the CPU test suite runs; the element logic
-// is relu-common/relu_element.h, shared with CPU and CUDA.
+// XPU backend (SYCL): relu_flat_xpu and relu_backward_flat_xpu
+// (relu-common/backend_entry_points.h), the launch layer only. What each work-item does, the
+// head / 16-byte words / tail split and the launch shape live in relu_xpu_items.h, which the
+// CPU test suite runs; the element logic is relu-common/relu_element.h, shared with CPU and
+// CUDA.
 //
 // Kernels go to the queue of PyTorch's current XPU stream on the tensors' device, in order
 // with the other work on that stream: no queue of our own, no wait on the host, no
@@ -17,10 +18,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "relu-common/backend_entry_points.h"
+#include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
 #include "relu-xpu/relu_xpu_items.h"
-#include "torch-ext/relu_dtypes.h"
-#include "torch-ext/torch_binding.h"
 
 // torch's current XPU stream of a device, as a pointer to its sycl::queue: torch's
 // shim_xpu.cpp sets *ret_stream = &at::xpu::getCurrentXPUStream(device_index).queue(), a

@@ -2,12 +2,16 @@
 kernel-builder produces (see README.md, "Building"), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
+                                    [--cuda-toolchain scripts/toolchains/cuda12.sh]
     python scripts/build_variant.py --noarch [--backend cpu|cuda]      (build/torch-<backend>)
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
-  - the variant name: kernels' own variant types, and kernels.variants.resolve_variant must
-    accept it on this machine, or the build stops;
+  - the variant name: kernels' own variant types, and kernels' resolver must accept it on
+    the system it is built for (this torch, the variant's own backend: a cu124 variant built
+    under a CUDA 13 torch is judged as on a CUDA 12.4 one), or the build stops;
+  - the CUDA archs: kernel-builder's rule over build.toml's cuda-capabilities for the CUDA
+    version of the nvcc that compiles (scripts/cuda_archs.py);
   - compiling and linking: torch.utils.cpp_extension (ninja; unchanged sources rebuild in
     seconds);
   - the digest in metadata.json: kernels._rust.Digest.hash_variant.
@@ -32,6 +36,8 @@ import tomllib
 from pathlib import Path
 
 from packaging.version import Version
+
+from cuda_archs import base_arch, variant_archs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -171,11 +177,14 @@ def nvcc_version() -> Version:
 
 def variant_name(config: dict, backend_name: str) -> str:
     """The variant directory name, from kernels' own types. kernels' resolver must accept it
-    on this machine when the machine can run that backend."""
+    for the system it is built for: this machine's torch and CPU with the variant's backend.
+    That is this machine itself for the CI build; for a release build for another CUDA (cu124
+    compiled under a CUDA 13 torch) it is the CUDA 12.4 system the variant serves, never this
+    machine's CUDA."""
     import torch
     from kernels.backends import CPU, CUDA
     from kernels.variants import (Arch, ArchVariant, Torch, TorchStableAbi, VariantAccepted,
-                                  parse_variant, resolve_variant)
+                                  _resolve_variant_for_system, parse_variant)
 
     torch_version = Version(torch.__version__)
     stable = stable_abi_version(config, backend_name)
@@ -194,11 +203,15 @@ def variant_name(config: dict, backend_name: str) -> str:
     name = variant.variant_str
     if parse_variant(name) != variant:
         sys.exit(f"kernels does not read {name} back as the variant built")
-    runs_here = backend_name == "cpu" or torch.version.cuda is not None
-    if runs_here:
-        _, trace = resolve_variant([variant], backend=backend_name)
-        if not isinstance(trace[0], VariantAccepted):
-            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    # resolve_variant detects the system and has no parameter for it; the function it calls
+    # takes the system explicitly.
+    _, trace = _resolve_variant_for_system(
+        [variant], selected_backend=system_backend, cpu=variant.arch.platform, os=variant.arch.os,
+        torch_version=Version(f"{torch_version.major}.{torch_version.minor}"),
+        torch_cxx11_abi=torch.compiled_with_cxx11_abi(), tvm_ffi_version=None)
+    if not isinstance(trace[0], VariantAccepted):
+        sys.exit(f"kernels would not load {name} on a torch {torch_version} "
+                 f"{system_backend.variant_str} system: {trace[0].reason}")
     return name
 
 
@@ -233,12 +246,17 @@ def sources_for(config: dict, backend: str) -> list[Path]:
 
 
 def cuda_archs(config: dict, requested: list[str] | None) -> list[str]:
+    """The archs to compile, as metadata.json's backend.archs lists them: kernel-builder's
+    for this nvcc (scripts/cuda_archs.py), or `requested`, each of whose base archs must be
+    among those (a quicker build for one GPU, with or without +PTX)."""
     listed = next(k["cuda-capabilities"] for k in config["kernel"].values() if k["backend"] == "cuda")
+    archs = variant_archs(listed, nvcc_version())
     if requested is None:
-        return listed
-    unknown = sorted(set(requested) - set(listed))
+        return archs
+    unknown = sorted({base_arch(a) for a in requested} - {base_arch(a) for a in archs})
     if unknown:
-        sys.exit(f"--cuda-archs {unknown} are not in build.toml's cuda-capabilities {listed}")
+        sys.exit(f"--cuda-archs {unknown}: a CUDA {nvcc_version()} build of build.toml's "
+                 f"cuda-capabilities holds {archs} only")
     return requested
 
 
@@ -258,6 +276,21 @@ def target_version_define(stable: Version) -> str:
     """kernel-builder's TORCH_TARGET_VERSION for a stable-ABI build: the stable headers then
     hide everything newer than that torch (2.11 -> 0x020b000000000000)."""
     return f"-DTORCH_TARGET_VERSION=0x{(stable.major << 56) | (stable.minor << 48):016x}"
+
+
+def load_toolkit_cuda_runtime() -> None:
+    """cpp_extension.load imports what it built. A variant for another CUDA major than this
+    torch's (cu124 under a CUDA 13 torch) needs that major's libcudart.so.N, which this
+    process lacks: load the toolkit's first, as a cu12x torch's process would have it (from
+    nvidia-cuda-runtime-cu12). For this torch's own major, its runtime is already here."""
+    import ctypes
+
+    import torch
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    major = nvcc_version().major
+    if torch.version.cuda is not None and Version(torch.version.cuda).major != major:
+        ctypes.CDLL(str(Path(CUDA_HOME) / "lib64" / f"libcudart.so.{major}"), mode=ctypes.RTLD_GLOBAL)
 
 
 def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: list[str],
@@ -292,6 +325,7 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     cuda_cflags = ["-O3", standard, "--threads=0", *common]
     if backend == "cuda":
         os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(archs)
+        load_toolkit_cuda_runtime()
     cpp_extension.load(
         name=ext_id,
         sources=[str(s) for s in sources if s.suffix in (".cpp", ".cu")],
@@ -371,7 +405,12 @@ def main() -> None:
     parser.add_argument("--backend", choices=["cpu", "cuda"], default=None,
                         help="default: cuda when torch is a CUDA build, else cpu")
     parser.add_argument("--cuda-archs", nargs="+", default=None,
-                        help="compile for these capabilities only (default: all in build.toml)")
+                        help="compile for these capabilities only, e.g. 9.0 or 7.0+PTX (default: "
+                             "kernel-builder's archs for this nvcc from build.toml)")
+    parser.add_argument("--cuda-toolchain", type=Path, default=None,
+                        help="a script printing the CUDA_HOME to compile with, fetching that "
+                             "toolkit first (scripts/toolchains/cuda12.sh; default: this "
+                             "machine's nvcc)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build",
                         help="where build/<variant> goes (default: this checkout's build/)")
     parser.add_argument("--noarch", action="store_true",
@@ -383,6 +422,9 @@ def main() -> None:
     if args.noarch:
         stage_noarch(config, backend, args.build_dir.resolve())
         return
+    if args.cuda_toolchain:  # before torch.utils.cpp_extension reads CUDA_HOME
+        printed = subprocess.run([str(args.cuda_toolchain)], stdout=subprocess.PIPE, text=True, check=True)
+        os.environ["CUDA_HOME"] = printed.stdout.strip().splitlines()[-1]
     if backend == "cuda" and "CUDA_HOME" not in os.environ and shutil.which("nvcc"):
         os.environ["CUDA_HOME"] = cuda_toolkit_root()
     if backend not in config["general"]["backends"]:
@@ -396,9 +438,11 @@ def main() -> None:
 
     import torch
 
-    # Objects per torch version: builds against two torches (the test venv, the release
-    # venv) neither share nor keep rebuilding each other's objects.
-    object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / variant
+    # Objects per torch version and arch choice: builds against two torches (the test venv,
+    # the release venv), or of all archs and of a --cuda-archs few, neither share nor keep
+    # rebuilding each other's objects.
+    arch_choice = "" if args.cuda_archs is None else "-sm" + "_".join(a.replace("+PTX", "ptx") for a in archs)
+    object_dir = ROOT / ".cache" / "objects" / f"torch-{torch.__version__}" / (variant + arch_choice)
     library = compile_extension(ext_id, backend, sources, archs, stable, object_dir)
     variant_dir = args.build_dir.resolve() / variant
     write_variant(config, ext_id, backend, library, archs, variant_dir)

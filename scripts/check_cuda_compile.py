@@ -1,8 +1,9 @@
 """Compiles the CUDA build's translation units without a GPU, so a CUDA compile error cannot
 land on a machine that never runs CUDA (CI):
 
-  - every .cu file of build.toml's CUDA kernels, with nvcc, for every capability in its
-    `cuda-capabilities`, as torch.utils.cpp_extension would (its nvcc flags, C++20);
+  - every .cu file of build.toml's CUDA kernels, with nvcc, for every arch kernel-builder
+    builds from its `cuda-capabilities` with that nvcc (scripts/cuda_archs.py), as
+    torch.utils.cpp_extension would (its nvcc flags, C++20);
   - torch-ext's .cpp files with -DCUDA_KERNEL (the binding's CUDA branch), with the host
     compiler;
   - then reads the sm_90 PTX that nvcc kept and requires 16-byte global loads and stores
@@ -29,6 +30,10 @@ import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
+
+from packaging.version import Version
+
+from cuda_archs import base_arch, variant_archs
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCH_HEADERS_VERSION = "2.14.1"  # a CUDA 13.0 build on PyPI, as nvcc 13.0 here
@@ -75,13 +80,25 @@ def torch_cuda_headers() -> Path:
     return include
 
 
-def cuda_kernels(config: dict) -> tuple[list[str], list[Path]]:
+def nvcc_version(nvcc: str) -> Version:
+    banner = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
+    return Version(re.search(r"release (\d+\.\d+)", banner).group(1))
+
+
+def cuda_kernels(config: dict, cuda: Version) -> tuple[list[str], list[Path]]:
     archs, sources = [], []
     for kernel in config["kernel"].values():
         if kernel["backend"] == "cuda":
-            archs += [a for a in kernel["cuda-capabilities"] if a not in archs]
+            archs += [a for a in variant_archs(kernel["cuda-capabilities"], cuda) if a not in archs]
             sources += [ROOT / s for s in kernel["src"] if s.endswith(".cu")]
     return archs, sources
+
+
+def gencode(arch: str) -> str:
+    """torch.utils.cpp_extension's flag for one arch: the cubin, and the PTX for +PTX."""
+    number = base_arch(arch).replace(".", "")
+    codes = f"sm_{number}" + (f",compute_{number}" if arch.endswith("+PTX") else "")
+    return f"-gencode=arch=compute_{number},code=[{codes}]"
 
 
 def run(command: list[str], what: str) -> bool:
@@ -109,7 +126,9 @@ def check_vector_accesses(ptx_dir: Path) -> bool:
         if "sm_90" not in ptx.name and "compute_90" not in ptx.name:
             continue
         text = ptx.read_text()
-        for match in re.finditer(r"\.entry\s+(\S+)\(.*?\n\}\n", text, flags=re.S):
+        # An entry runs to the next one: inline asm (cuda_fp16.h's __hmax2) puts lone "}" lines
+        # inside a body, so its closing brace cannot end it.
+        for match in re.finditer(r"\.entry\s+(\S+)\(.*?(?=\.entry\s|\Z)", text, flags=re.S):
             name, body = match.group(1), match.group(0)
             if not is_vector_kernel(name):
                 continue
@@ -133,7 +152,7 @@ def main() -> int:
         return EXIT_NO_NVCC
     with open(ROOT / "build.toml", "rb") as f:
         config = tomllib.load(f)
-    archs, cu_sources = cuda_kernels(config)
+    archs, cu_sources = cuda_kernels(config, nvcc_version(nvcc))
     include = torch_cuda_headers()
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -142,7 +161,7 @@ def main() -> int:
     (WORK_DIR / "registration.h").write_text(REGISTRATION_H)
     includes = [f"-I{ROOT}", f"-I{WORK_DIR}", f"-I{include}", f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}",
                 f"-I{sysconfig.get_paths()['include']}"]
-    gencode = [f"-gencode=arch=compute_{a.replace('.', '')},code=sm_{a.replace('.', '')}" for a in archs]
+    gencodes = [gencode(a) for a in archs]
     ok = True
     for source in cu_sources:
         keep = WORK_DIR / f"{source.stem}-intermediates"
@@ -150,7 +169,7 @@ def main() -> int:
         keep.mkdir()
         ok &= run([nvcc, "-c", str(source), "-o", str(WORK_DIR / f"{source.stem}.o"), *COMMON_FLAGS, *NVCC_FLAGS,
                    "-Xcompiler", "-fPIC", "-diag-suppress=3189", f"--threads={os.cpu_count() or 1}",
-                   "-keep", f"-keep-dir={keep}", *gencode, *includes],
+                   "-keep", f"-keep-dir={keep}", *gencodes, *includes],
                   f"nvcc {source.relative_to(ROOT)} for sm {', '.join(archs)}")
         if ok:
             ok &= check_vector_accesses(keep)

@@ -2,7 +2,7 @@
 # Everything the CUDA backend needs from one call on the lent H200 (device tool), logs under
 # $OUT (default results/h200/run; at most 8 files come back from the device, so few):
 #
-#   scripts/h200.sh [tests] [tune] [l2band] [bench]     (no argument: tests tune)
+#   scripts/h200.sh [tests] [l2band] [bench]     (no argument: tests)
 #
 # Before the call, on the dev machine: `../shared/device/fetch-wheels .whl` (kernels and
 # tomlkit as wheels), and name `.whl` in the call's carry. Here: the wheels go to .site
@@ -12,15 +12,15 @@
 #   tests   the whole suite, CUDA tests included (scripts/test.sh)      -> tests.log
 #           (a crashing test: its native stack                           -> crash_backtrace.txt)
 #           and the SASS of the built kernels' global loads/stores       -> device.txt
-#   tune    launch-choice variants and peers (scripts/h200_tune.py)     -> tune.json, tune_summary.txt
-#   l2band  the L2-band study (L2_BAND_CLIFF.md)                        -> l2_band.json
+#   l2band  the L2-band study (benchmarks/studies/l2_band/) on the built
+#           CUDA variant                                                -> l2_band.json, l2_band.md
 #   bench   kernels benchmark on this checkout                          -> bench.log
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-results/h200/run}
 mkdir -p "$OUT"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(tests tune)
+[ ${#stages[@]} -eq 0 ] && stages=(tests)
 wants() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 python3 -m pip install -q --no-index --no-deps --target .site .whl/*.whl || exit 1
@@ -33,11 +33,10 @@ export PYTHONUNBUFFERED=1
 } > "$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 
-# The tuning extension compiles while the package builds (16 cores; each is one nvcc job).
-if wants tune || wants l2band; then
-  python3 -c 'import sys; sys.path.insert(0, "scripts"); import h200_tune; h200_tune.build_tune_extension()' \
-    > /tmp/tune_build.log 2>&1 &
-  tune_build=$!
+# The study's library compiles while the package builds (16 cores; each is one nvcc job).
+if wants l2band; then
+  python3 benchmarks/studies/l2_band/l2_band.py --build > /tmp/l2band_build.log 2>&1 &
+  l2band_build=$!
 fi
 start=$SECONDS
 python3 scripts/build_variant.py --backend cpu > /tmp/build_cpu.log 2>&1 &
@@ -74,11 +73,10 @@ if wants tests; then
       | tail -150 >> "$OUT/crash_backtrace.txt"
   fi
 fi
-if wants tune || wants l2band; then
-  wait $tune_build || { cat /tmp/tune_build.log; exit 1; }
-  only=""
-  if ! wants tune; then only="--only l2band"; elif ! wants l2band; then only="--only tune"; fi
-  python3 scripts/h200_tune.py --out "$OUT" $only 2>&1
+if wants l2band; then
+  wait $l2band_build || { cat /tmp/l2band_build.log; exit 1; }
+  variant=$(ls -d build/*-cu1*-x86_64-linux | head -1)
+  python3 benchmarks/studies/l2_band/l2_band.py --out "$OUT" --variant-dir "$variant" 2>&1
 fi
 if wants bench; then
   python3 scripts/kernels_cli_offline.py benchmark . 2>&1 | tee "$OUT/bench.log"

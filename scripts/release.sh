@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The release build: the torch stable-ABI variants (one binary per backend for every torch
-# from 2.11 on), staged with the benchmarks and README into relu-build/ (what the Hub's v3
-# branch holds), then the whole suite on exactly those binaries.
+# The release build: every variant of the release set (scripts/release_set.py: the torch
+# stable-ABI cpu, cu130 and cu124 variants, one binary each for every torch from 2.11 on, and
+# the noarch torch-cpu and torch-cuda, Python only, for every other torch and CPU),
+# staged with the benchmarks and README into relu-build/ (what the Hub's v3 branch holds),
+# then the whole suite on exactly those binaries.
 #
-#   scripts/release.sh            # relu-build/build/torch-stable-abi211-{cpu,cu130}-x86_64-linux,
-#                                 # torch-{cpu,cuda} (noarch; tested by scripts/test_noarch.sh)
+#   scripts/release.sh            # relu-build/build/<each variant of the release set>
 #
-# Built with the newest torch reachable here, 2.14.1 (a CUDA build, from this machine's disk
-# or PyPI), in .venv-release; CUDA with the machine's nvcc (13.0: a cu130 variant) for every
-# capability build.toml lists. No GPU is needed: the suite then runs both variants on CPU
-# tensors; the CUDA tests run where a GPU is (scripts/h200_release.sh).
+# Built with the newest torch reachable here, 2.14.1 (a CUDA 13.0 build, from this machine's
+# disk or PyPI), in .venv-release; each variant with the toolchain its row names (the cu124
+# one fetches and caches CUDA 12.4 itself: scripts/toolchains/cuda12.sh), CUDA archs by
+# kernel-builder's rule. No GPU is needed: the suite runs the variants kernels picks here
+# (cpu, cu130) on CPU tensors, then a second pass the variants of another CUDA major (cu124)
+# as a CUDA 12 torch would pick them (tests/kernels_sees_cuda); the CUDA tests run where a GPU
+# is (scripts/h200_release.sh, stages cu12 and ptx70).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RELEASE_TORCH=2.14.1
@@ -21,11 +25,19 @@ if ! "$VENV/bin/python" -c "import torch, kernels, kernel_abi_check, pytest, num
 fi
 # Built apart from the checkout's build/ (which the test command rebuilds for its own torch).
 variants=()
-for backend in cpu cuda; do
-  variants+=("$("$VENV/bin/python" scripts/build_variant.py --backend "$backend" --build-dir .cache/release-build | tail -1)")
-  # The noarch variant (Python only): what kernels loads where no compiled one does.
-  variants+=("$("$VENV/bin/python" scripts/build_variant.py --noarch --backend "$backend" --build-dir .cache/release-build | tail -1)")
-done
+while read -r name args; do
+  built=$("$VENV/bin/python" scripts/build_variant.py $args --build-dir .cache/release-build | tail -1)
+  [ "$(basename "$built")" = "$name" ] || { echo "release.sh: built $built, the release set says $name" >&2; exit 1; }
+  variants+=("$built")
+done < <("$VENV/bin/python" scripts/release_set.py)
 "$VENV/bin/python" scripts/stage_release.py relu-build "${variants[@]}"
 export HF_HUB_OFFLINE=1
 RELU_TEST_PREBUILT=relu-build "$VENV/bin/python" -m pytest tests -q "$@"
+# No torch >= 2.11 for CUDA 12 is reachable: the cu12x variants load here under the CUDA 13
+# torch, beside their own libcudart.so.12, with kernels told that torch's CUDA is theirs.
+while read -r name cuda toolchain; do
+  echo "release.sh: $name as a CUDA $cuda torch picks it"
+  PYTHONPATH=$PWD/tests/kernels_sees_cuda RELU_TEST_KERNELS_CUDA=$cuda LD_LIBRARY_PATH="$("$toolchain")/lib64" \
+    RELU_TEST_PREBUILT=relu-build "$VENV/bin/python" -m pytest tests/test_package.py tests/test_cuda_archs.py \
+    tests/test_release.py -q "$@"
+done < <("$VENV/bin/python" scripts/release_set.py --other-cuda)

@@ -3,6 +3,9 @@ out: build/<variant>/ for each given variant, benchmarks/benchmark*.py and READM
 
     python scripts/stage_release.py relu-build build/torch-stable-abi211-cpu-x86_64-linux ...
 
+The command stages a release: the variants given must be exactly the release set
+(scripts/release_set.py). stage() itself takes any variants (tests stage what they built).
+
 On the staged directory the seed's commands work as on a downloaded snapshot:
 `kernels benchmark ./relu-build`, LOCAL_KERNELS="<org>/relu=./relu-build" with
 get_kernel("<org>/relu", version=3), and sys.path.insert(0, "relu-build/build/<variant>").
@@ -35,6 +38,11 @@ def main() -> None:
     parser.add_argument("destination", type=Path)
     parser.add_argument("variants", type=Path, nargs="+", help="build/<variant> directories")
     args = parser.parse_args()
+    from release_set import RELEASE
+
+    given, declared = sorted(v.name for v in args.variants), sorted(v.name for v in RELEASE)
+    if given != declared:
+        parser.error(f"the release set is {declared}, given {given}")
     print(stage(args.destination, args.variants))
 
 

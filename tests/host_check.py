@@ -26,3 +26,19 @@ def compile_checker(source: Path, build: str, out: Path, extra: tuple[str, ...] 
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, f"{' '.join(command)}\n{built.stderr}"
     return out
+
+
+def compile_cuda_host_checker(source: Path, out: Path) -> Path:
+    """A checker of headers that include the CUDA runtime's (relu-cuda/launch_policy.h),
+    compiled by nvcc as a host program that launches nothing: it runs without a GPU.
+    Skips the calling test where nvcc is absent."""
+    import pytest
+
+    nvcc = shutil.which("nvcc") or next((str(p) for p in [Path("/usr/local/cuda/bin/nvcc")] if p.exists()), None)
+    if nvcc is None:
+        pytest.skip("no nvcc on this machine")
+    command = [nvcc, "-std=c++17", "-O1", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra",
+               f"-I{ROOT}", "-x", "cu", str(source), "-o", str(out)]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, f"{' '.join(command)}\n{built.stderr}"
+    return out

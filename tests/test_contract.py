@@ -9,6 +9,7 @@ import torch
 
 from reference import (
     BITS_ONLY_DTYPES,
+    FLOAT_DTYPES,
     SUPPORTED_DTYPES,
     assert_bitwise_equal,
     poisoned_like,
@@ -210,6 +211,51 @@ def test_rejects_out_with_repeated_elements(kernel, device):
     x = random_input((4, 8), torch.float32, device)
     out = torch.full((8,), -1.0, device=device).expand(4, 8)
     _assert_rejected(kernel, x, out, ValueError, "share memory")
+
+
+# case -> (x, out) from a float32 x: each mistake both checkers report (the binding's
+# argument_checks.h and the package's _checks.py); out=None: the allocating op.
+MISTAKES = {
+    "x-dtype": lambda x: (x > 0, None),
+    "x-dtype-out": lambda x: (x > 0, torch.zeros(x.shape, dtype=torch.bool, device=x.device)),
+    "out-dtype": lambda x: (x, torch.zeros(x.shape, dtype=torch.float64, device=x.device)),
+    "out-device": lambda x: (x, torch.zeros(x.shape)),  # on a GPU only
+    "out-shape": lambda x: (x, torch.zeros(x.numel() + 1, device=x.device)),
+    "out-zero-dim": lambda x: (x, torch.zeros((), device=x.device)),
+    "out-expanded": lambda x: (x, torch.zeros(1, device=x.device).expand(x.shape)),
+}
+
+
+@pytest.mark.parametrize("case", MISTAKES)
+def test_binding_and_python_checker_say_one_text(kernel, ops, device, case):
+    """The binding's own error (the op called directly: ValueError, whatever the mistake) and
+    the Python checker's (what relu() raises, eager and traced) carry the same words; relu()
+    raises it with the checker's type (TypeError for a dtype mistake)."""
+    if case == "out-device" and device == "cpu":
+        pytest.skip("needs a tensor on a GPU")
+    x, out = MISTAKES[case](random_input((2, 3), torch.float32, device))
+    with pytest.raises(ValueError) as binding:
+        ops.relu(x) if out is None else ops.relu_out(out, x)
+    with pytest.raises((TypeError, ValueError)) as checker:
+        kernel._checks.check_arguments(x, out)
+    assert str(checker.value) == str(binding.value)
+    with pytest.raises(type(checker.value)) as eager:
+        kernel.relu(x, out=out)
+    assert str(eager.value) == str(binding.value)
+    assert isinstance(checker.value, TypeError) == case.endswith(("x-dtype", "x-dtype-out", "out-dtype"))
+
+
+def test_python_dtype_sets_come_from_the_binding_table(kernel, ops):
+    """The package's dtype sets are the binding's one table (dtype_table), read at import;
+    checked against the tests' own lists, not against that table."""
+    dtypes = kernel._dtypes
+    assert set(dtypes.SUPPORTED) == set(ALL_DTYPES) and len(dtypes.SUPPORTED_ORDERED) == len(ALL_DTYPES)
+    assert set(dtypes.GRADIENT) == set(FLOAT_DTYPES)
+    assert dtypes.SUPPORTED_ORDERED == tuple(getattr(torch, e.split("=")[0]) for e in ops.dtype_table().split(","))
+    assert dtypes.UNSIGNED == {torch.uint8, torch.uint16, torch.uint32, torch.uint64}
+    assert dtypes.WHERE == set(FLOAT_DTYPES) | {torch.int8, torch.int16, torch.int32, torch.int64}
+    with pytest.raises(TypeError, match="supported dtypes are " + ", ".join(map(dtypes.name, dtypes.SUPPORTED_ORDERED)) + "$"):
+        kernel.relu(torch.zeros(2, dtype=torch.bool))
 
 
 def test_rejects_non_tensors(kernel):

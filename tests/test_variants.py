@@ -1,19 +1,15 @@
-"""What `kernels` (0.17.2) picks from our release set on each user system.
+"""What `kernels` (0.17.2) picks from our release set on each user system, and which GPUs
+the picked CUDA variant then serves.
 
-The package ships two variants, both built against the torch 2.11 stable ABI:
+The release set (scripts/release_set.py) holds three compiled variants, all built against
+the torch 2.11 stable ABI: cpu, cu130 and cu124. On x86_64 Linux a user gets:
 
-    torch-stable-abi211-cpu-x86_64-linux
-    torch-stable-abi211-cu130-x86_64-linux
-
-On x86_64 Linux a user gets:
-
-- torch 2.11 ... 2.15, CPU torch:            the cpu variant.
-- torch 2.11 ... 2.15, CUDA 13.0 or 13.2:    the cu130 variant (a cu13x variant serves any
-  CUDA 13.y with y >= x; stable-ABI variants serve any torch >= their ABI version).
-- a CUDA torch with `backend="cpu"` asked:   the cpu variant.
-- torch 2.11 ... 2.15, CUDA 12.6 or 12.8:    nothing (we cannot build CUDA 12 here: no CUDA 12
-  nvcc), unless they ask for `backend="cpu"`, which gets the cpu variant.
-- torch 2.10 (older than the stable ABI 2.11): nothing, whatever the backend.
+- torch 2.11 ... 2.15, CPU torch:                 the cpu variant.
+- torch 2.11 ... 2.15, CUDA 13.0 or 13.2:         the cu130 variant (a cu13x variant serves
+  any CUDA 13.y with y >= x; stable-ABI variants serve any torch >= their ABI version).
+- torch 2.11 ... 2.15, CUDA 12.6, 12.8 or 12.9:   the cu124 variant (12.4 <= their minor).
+- a CUDA torch with `backend="cpu"` asked:        the cpu variant.
+- torch 2.10 (older than the stable ABI 2.11):    nothing, whatever the backend.
 
 That is the compiled variants alone (CASES below). The release also ships the noarch
 variants torch-cpu and torch-cuda, which take every cell left empty above (the tests at the
@@ -24,9 +20,16 @@ the call `get_kernel`/`get_local_kernel` make. It has no parameter for the syste
 it. So `fake_system` below patches, for the duration of that one call only, exactly what
 `resolve_variants` reads (see its source in kernels/variants.py and kernels/backends.py).
 The running torch's own version and CUDA play no part.
+
+Then the GPU: kernels checks the ONE variant it picked against the device's capability
+(kernels/archs.py, with metadata.json's backend.archs) and raises rather than fall back to
+another variant. `GPU_TABLE` says, for each CUDA variant of the release set, which GPUs run
+a compiled cubin, which JIT-compile its PTX and which are refused; the answers are written
+out by hand, the archs are the release set's.
 """
 
 import contextlib
+import json
 import sys
 import types
 from dataclasses import dataclass
@@ -40,9 +43,23 @@ import kernels.variants
 from kernels.backends import parse_backend
 from kernels.variants import VariantAccepted, VariantRejected, parse_variant, resolve_variant
 
-CPU = "torch-stable-abi211-cpu-x86_64-linux"
-CU130 = "torch-stable-abi211-cu130-x86_64-linux"
-RELEASE = (CPU, CU130)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import release_set  # noqa: E402
+
+RELEASE = tuple(variant.name for variant in release_set.RELEASE)
+COMPILED_RELEASE = tuple(variant.name for variant in release_set.RELEASE if not variant.noarch)
+
+
+def released(backend: str, cuda: str | None = None, platform: str = "x86_64") -> str:
+    """The release set's variant for that backend, toolchain CUDA and CPU."""
+    (name,) = [v.name for v in release_set.RELEASE
+               if (v.backend, v.toolchain.cuda, v.platform) == (backend, cuda, platform)]
+    return name
+
+
+CPU = released("cpu")
+CU130 = released("cuda", "13.0")
+CU124 = released("cuda", "12.4")
 
 # A classic per-torch-version build: on torch 2.13 CPU kernels accepts it too, so it shows
 # that an accepted stable-ABI variant outranks an accepted versioned one.
@@ -101,7 +118,7 @@ class Case:
 
     @property
     def candidates(self) -> tuple[str, ...]:
-        return RELEASE + self.also_offered
+        return COMPILED_RELEASE + self.also_offered
 
     def __str__(self) -> str:
         asked = f"-asks-{self.asks_backend}" if self.asks_backend else ""
@@ -122,56 +139,52 @@ def cuda_too_old(system_cuda: str) -> str:
     return f"CUDA version (13.0) is not compatible with system CUDA version ({system_cuda})"
 
 
+def cuda12_refused(system_cuda: str) -> str:
+    return f"CUDA version (12.4) is not compatible with system CUDA version ({system_cuda})"
+
+
 TORCH_TOO_OLD = "Torch stable ABI version (2.11) is too new for environment Torch version (2.10)"
-BOTH_TORCH_TOO_OLD = {CPU: TORCH_TOO_OLD, CU130: TORCH_TOO_OLD}
+ALL_TORCH_TOO_OLD = {CPU: TORCH_TOO_OLD, CU130: TORCH_TOO_OLD, CU124: TORCH_TOO_OLD}
 DECOY_WRONG_TORCH = "Torch version (2.13) does not match environment Torch version (2.12)"
+TORCHES = ("2.11", "2.12", "2.13", "2.14", "2.15")
 
 # fmt: off
 CASES = [
     # system,                picks, refuses
     # CPU torch: the cpu variant.
-    Case(System("2.11", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.12", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.13", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.14", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    Case(System("2.15", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}),
-    # CUDA 13.0: the cu130 variant; a CUDA torch does not take a cpu variant by default.
-    Case(System("2.11", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.12", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.13", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.14", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    Case(System("2.15", "cu130"), CU130, {CPU: wrong_backend("cpu", "cu130")}),
-    # CUDA 13.2: still the cu130 variant (same major, variant minor 0 <= 2).
-    Case(System("2.11", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.12", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.13", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.14", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    Case(System("2.15", "cu132"), CU130, {CPU: wrong_backend("cpu", "cu132")}),
-    # A CUDA torch whose user asks for backend="cpu": the cpu variant, even on CUDA 12.
-    Case(System("2.11", "cu130"), CPU, {CU130: wrong_backend("cu130", "cpu")}, asks_backend="cpu"),
-    Case(System("2.15", "cu132"), CPU, {CU130: wrong_backend("cu130", "cpu")}, asks_backend="cpu"),
-    Case(System("2.12", "cu126"), CPU, {CU130: wrong_backend("cu130", "cpu")}, asks_backend="cpu"),
-    # CUDA 12: nothing. A cu130 variant needs CUDA 13; we ship no cu12x build.
-    Case(System("2.11", "cu126"), None, {CPU: wrong_backend("cpu", "cu126"), CU130: cuda_too_old("12.6")}),
-    Case(System("2.13", "cu126"), None, {CPU: wrong_backend("cpu", "cu126"), CU130: cuda_too_old("12.6")}),
-    Case(System("2.15", "cu126"), None, {CPU: wrong_backend("cpu", "cu126"), CU130: cuda_too_old("12.6")}),
-    Case(System("2.11", "cu128"), None, {CPU: wrong_backend("cpu", "cu128"), CU130: cuda_too_old("12.8")}),
-    Case(System("2.13", "cu128"), None, {CPU: wrong_backend("cpu", "cu128"), CU130: cuda_too_old("12.8")}),
-    Case(System("2.15", "cu128"), None, {CPU: wrong_backend("cpu", "cu128"), CU130: cuda_too_old("12.8")}),
+    *(Case(System(t, "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")})
+      for t in TORCHES),
+    # CUDA 13.0 and 13.2: the cu130 variant (same major, variant minor 0 <= 0, 2); a CUDA
+    # torch does not take a cpu variant by default, nor a variant of another CUDA major.
+    *(Case(System(t, cuda), CU130, {CPU: wrong_backend("cpu", cuda), CU124: cuda12_refused(version)})
+      for t in TORCHES for cuda, version in (("cu130", "13.0"), ("cu132", "13.2"))),
+    # CUDA 12.6, 12.8, 12.9 (every CUDA 12 build of torch 2.11 on): the cu124 variant.
+    *(Case(System(t, cuda), CU124, {CPU: wrong_backend("cpu", cuda), CU130: cuda_too_old(version)})
+      for t in TORCHES for cuda, version in (("cu126", "12.6"), ("cu128", "12.8"), ("cu129", "12.9"))),
+    # No CUDA 12.2 torch >= 2.11 exists; it shows the minor rule: 12.4 > 12.2 is refused.
+    Case(System("2.11", "cu122"), None,
+         {CPU: wrong_backend("cpu", "cu122"), CU130: cuda_too_old("12.2"), CU124: cuda12_refused("12.2")}),
+    # A CUDA torch whose user asks for backend="cpu": the cpu variant.
+    Case(System("2.11", "cu130"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")}, asks_backend="cpu"),
+    Case(System("2.15", "cu132"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")}, asks_backend="cpu"),
+    Case(System("2.12", "cu126"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")}, asks_backend="cpu"),
     # torch 2.10 predates the 2.11 stable ABI. kernels checks the torch version before the
-    # backend, so both variants get that reason, on every backend and backend request.
-    Case(System("2.10", "cpu"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu126"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu128"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu130"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu132"), None, BOTH_TORCH_TOO_OLD),
-    Case(System("2.10", "cu130"), None, BOTH_TORCH_TOO_OLD, asks_backend="cpu"),
+    # backend, so every variant gets that reason, on every backend and backend request.
+    *(Case(System("2.10", backend), None, ALL_TORCH_TOO_OLD)
+      for backend in ("cpu", "cu126", "cu128", "cu129", "cu130", "cu132")),
+    Case(System("2.10", "cu130"), None, ALL_TORCH_TOO_OLD, asks_backend="cpu"),
     # A versioned decoy for torch 2.13 is accepted there (it is not in `refuses`), yet the
     # stable-ABI variant is preferred.
-    Case(System("2.13", "cpu"), CPU, {CU130: wrong_backend("cu130", "cpu")}, also_offered=(VERSIONED_DECOY,)),
+    Case(System("2.13", "cpu"), CPU,
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu")},
+         also_offered=(VERSIONED_DECOY,)),
     # On any other torch the decoy is refused: a versioned build needs that exact torch.
     Case(System("2.12", "cpu"), CPU,
-         {CU130: wrong_backend("cu130", "cpu"), VERSIONED_DECOY: DECOY_WRONG_TORCH},
+         {CU130: wrong_backend("cu130", "cpu"), CU124: wrong_backend("cu124", "cpu"),
+          VERSIONED_DECOY: DECOY_WRONG_TORCH},
          also_offered=(VERSIONED_DECOY,)),
 ]
 # fmt: on
@@ -202,9 +215,6 @@ def test_kernels_picks_intended_variant(case: Case):
 # ---- The whole release set, noarch variants included (scripts/release_set.py). kernels ranks
 # noarch variants (torch-cpu, torch-cuda) after every accepted compiled one and accepts them on
 # any torch version whose backend matches: they fill exactly the cells no compiled build serves.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import release_set  # noqa: E402
-
 SYSTEM_BACKENDS = ["cpu", "cu126", "cu128", "cu130", "cu132"]
 CPU_ARCHS = ["x86_64", "aarch64"]
 
@@ -220,8 +230,10 @@ def noarch_for(system_backend: str) -> str:
 
 
 def test_release_set_has_both_noarch_variants():
-    assert set(release_set.NOARCH) == {"torch-cpu", "torch-cuda"}
-    assert set(release_set.VARIANTS) == set(release_set.COMPILED) | set(release_set.NOARCH)
+    assert set(RELEASE) - set(COMPILED_RELEASE) == {"torch-cpu", "torch-cuda"}
+    for name in ("torch-cpu", "torch-cuda"):
+        row = release_set.variant(name)
+        assert row.build_args() == ["--noarch", "--backend", row.backend] and row.archs() == ()
 
 
 @pytest.mark.parametrize("arch", CPU_ARCHS)
@@ -229,9 +241,9 @@ def test_release_set_has_both_noarch_variants():
 @pytest.mark.parametrize("torch_version", ["2.9", "2.10"])
 def test_torch_older_than_the_stable_abi_gets_a_noarch_variant(torch_version, system_backend, arch):
     system = System(torch_version, system_backend, arch=arch)
-    assert pick(release_set.COMPILED, system) is None, "no compiled variant serves torch < 2.11"
-    assert pick(release_set.VARIANTS, system) == noarch_for(system_backend)
-    assert pick(release_set.VARIANTS, system, asks_backend="cpu") == "torch-cpu"
+    assert pick(COMPILED_RELEASE, system) is None, "no compiled variant serves torch < 2.11"
+    assert pick(RELEASE, system) == noarch_for(system_backend)
+    assert pick(RELEASE, system, asks_backend="cpu") == "torch-cpu"
 
 
 @pytest.mark.parametrize("arch", CPU_ARCHS)
@@ -239,9 +251,97 @@ def test_torch_older_than_the_stable_abi_gets_a_noarch_variant(torch_version, sy
 @pytest.mark.parametrize("torch_version", ["2.11", "2.12", "2.13", "2.14", "2.15"])
 def test_compiled_variants_keep_precedence_from_torch_2_11(torch_version, system_backend, arch):
     system = System(torch_version, system_backend, arch=arch)
-    compiled = pick(release_set.COMPILED, system)
-    if arch == "x86_64" and system_backend in ("cpu", "cu130", "cu132"):
+    compiled = pick(COMPILED_RELEASE, system)
+    if arch == "x86_64":  # cpu, cu124 (CUDA 12.6, 12.8) and cu130 (CUDA 13.0, 13.2)
         assert compiled is not None
     # Where a compiled variant loads it wins; elsewhere (a CUDA or CPU combination no compiled
     # build covers) the noarch variant of the system's backend.
-    assert pick(release_set.VARIANTS, system) == (compiled or noarch_for(system_backend))
+    assert pick(RELEASE, system) == (compiled or noarch_for(system_backend))
+# ---- GPUs --------------------------------------------------------------------------------
+# Each CUDA variant of the release set against the GPUs users have, through kernels' own
+# check of the picked variant (kernels.archs._check_arch_incompatibility). "compiled": a cubin
+# of the GPU's major at or below its minor; "JIT": only a +PTX arch covers it, and the driver
+# compiles that PTX at first use (unmeasured here); "refused": get_kernel raises.
+COMPILED, JIT, REFUSED = "compiled", "JIT from PTX", "refused"
+GPUS = {  # name: compute capability
+    "V100": (7, 0), "T4": (7, 5), "A100": (8, 0), "A10": (8, 6), "L4": (8, 9),
+    "H100/H200": (9, 0), "B200": (10, 0), "RTX 5090": (12, 0), "GB10": (12, 1),
+}
+# fmt: off
+GPU_TABLE = {  # GPU: (cu124 variant, cu130 variant)
+    "V100":      (COMPILED, REFUSED),   # CUDA 13 dropped Volta (no cu13x torch runs there either)
+    "T4":        (COMPILED, COMPILED),
+    "A100":      (COMPILED, COMPILED),
+    "A10":       (COMPILED, COMPILED),  # sm_86 cubin
+    "L4":        (COMPILED, COMPILED),
+    "H100/H200": (COMPILED, COMPILED),
+    "B200":      (JIT,      COMPILED),  # on a cu128/cu129 torch: compute_90 PTX
+    "RTX 5090":  (JIT,      COMPILED),
+    "GB10":      (JIT,      COMPILED),  # 12.1 runs 12.0's cubin
+}
+# fmt: on
+CUDA_VARIANTS = (CU124, CU130)
+
+
+def kernels_serves(archs: list[str], capability: tuple[int, int], tmp_path: Path) -> bool:
+    """Whether kernels' arch check lets a variant declaring `archs` load on that GPU."""
+    from kernels._rust import Metadata
+    from kernels.archs import _check_arch_incompatibility
+
+    path = tmp_path / "metadata.json"
+    path.write_text(json.dumps({"name": "relu", "id": "_relu_cuda_0", "version": 3, "license": "Apache-2.0",
+                                "python-depends": [], "backend": {"type": "cuda", "archs": archs}}))
+    metadata = Metadata.read_from_file(path)
+    with pytest.MonkeyPatch.context() as patch:
+        # A CUDA torch with that GPU, whatever torch runs the test (CPU-only in CI).
+        patch.setattr(torch.version, "cuda", "12.8")
+        patch.setattr(torch.cuda, "is_available", lambda: True)
+        patch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+        try:
+            _check_arch_incompatibility(metadata, "variant")
+        except RuntimeError as refusal:
+            assert "is not supported by the architectures of the build" in str(refusal)
+            return False
+    return True
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+@pytest.mark.parametrize("variant", CUDA_VARIANTS, ids=lambda name: name.split("-")[3])
+def test_gpu_is_served_as_the_table_says(variant, gpu, tmp_path):
+    archs = list(release_set.variant(variant).archs())
+    capability = GPUS[gpu]
+    if not kernels_serves(archs, capability, tmp_path):
+        outcome = REFUSED
+    elif kernels_serves([a.removesuffix("+PTX") for a in archs], capability, tmp_path):
+        outcome = COMPILED
+    else:
+        outcome = JIT
+    assert outcome == GPU_TABLE[gpu][CUDA_VARIANTS.index(variant)], f"{gpu} on {variant}: archs {archs}"
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_noarch_cuda_variant_serves_every_gpu(gpu, tmp_path):
+    """torch-cuda declares no archs (Triton compiles for the GPU it finds): kernels' arch
+    check lets it load on every GPU."""
+    assert kernels_serves(list(release_set.variant("torch-cuda").archs()), GPUS[gpu], tmp_path)
+
+
+@pytest.mark.parametrize(("told", "expected"), [(None, "cu130"), ("12.8", "cu128")])
+def test_kernels_sees_the_cuda_it_is_told(told, expected):
+    """tests/kernels_sees_cuda, which the cu12x runs (scripts/release.sh, h200_release.sh)
+    put first on PYTHONPATH: a fresh interpreter's kernels reports the CUDA it is told, and
+    torch's own when told none."""
+    import os
+    import subprocess
+
+    tests = Path(__file__).resolve().parent
+    path = [str(tests / "kernels_sees_cuda"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env.pop("RELU_TEST_KERNELS_CUDA", None)
+    if told:
+        env["RELU_TEST_KERNELS_CUDA"] = told
+    # A CUDA 13.0 torch as far as kernels can tell, whatever torch runs the test.
+    script = "import torch; torch.version.cuda = '13.0'; import kernels.backends as b; print(b._backend().variant_str)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected

@@ -10,8 +10,8 @@
 - relu-xpu/relu_xpu.cpp compiled by g++ as the host half of a SYCL build, against the SYCL
   2020 headers of Intel's intel-sycl-rt wheel and torch's header-only headers, every kernel
   body type-checked (tests/xpu_host_compile.cpp);
-- torch-ext/torch_binding.cpp compiled with -DXPU_KERNEL (its XPU registration) against
-  torch's stable-ABI headers.
+- the binding's sources (build.toml's [torch] src .cpp files) compiled with -DXPU_KERNEL (its
+  XPU registration) against torch's stable-ABI headers.
 
 Not checked: device code generation, the launch on a queue, that the AOTI shim returns a
 sycl::queue* at run time (read from torch's source only), anything at run time on a GPU
@@ -182,7 +182,7 @@ def test_relu_xpu_reaches_only_header_only_torch():
         for root in torch_roots:
             if resolved.is_relative_to(root):
                 reached.add(resolved.relative_to(root).as_posix())
-    assert reached, "expected torch's header-only dtype enum (torch-ext/relu_dtypes.h)"
+    assert reached, "expected torch's header-only dtype enum (relu-common/relu_dtypes.h)"
     assert sorted(h for h in reached if not h.startswith(TORCH_HEADERS_ALLOWED)) == []
 
 
@@ -219,7 +219,11 @@ def test_binding_compiles_for_xpu(tmp_path, target):
         "-isystem", sysconfig.get_paths()["include"],
         *torch_include_flags(),
     ]
-    compile_host(ROOT / "torch-ext" / "torch_binding.cpp", tmp_path / "unused", flags, warnings=())
+    config = tomllib.loads((ROOT / "build.toml").read_text())
+    binding_sources = [source for source in config["torch"]["src"] if source.endswith(".cpp")]
+    assert "torch-ext/torch_binding.cpp" in binding_sources
+    for source in binding_sources:
+        compile_host(ROOT / source, tmp_path / "unused", flags, warnings=())
 
 
 def repo_includes(path: Path) -> set[str]:

@@ -10,14 +10,16 @@ from typing import Optional
 import torch
 from torch.autograd import forward_ad
 
+from . import _dtypes
+from ._checks import check_arguments, check_gradient_dtype
 from ._ops import add_op_namespace_prefix, ops
 
 # Bound once: an OpOverload call skips the overload resolution of `ops.relu(...)`.
 _relu = ops.relu.default
 _relu_out = ops.relu_out.default
 # What an OpOverload call runs, minus its Python __call__ frame (`return self._op(*args)` on
-# torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x) of 1024 floats on the dev CPU (Zen 3;
-# benchmarks/abi_compare.py). Eager no-grad calls only: Dynamo traces OpOverloads, not these.
+# torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x) of 1024 floats on the dev CPU (Zen 3).
+# Eager no-grad calls only: Dynamo traces OpOverloads, not these.
 _relu_eager = _relu._op
 _relu_out_eager = _relu_out._op
 _relu_backward = ops.relu_backward.default
@@ -25,18 +27,6 @@ _is_grad_enabled = torch.is_grad_enabled
 # What torch.autograd.graph.increment_version calls, without its Python wrapper (a tuple of
 # tensors: the form torch 2.11 to 2.15 take).
 _increment_version = torch._C._increment_version
-
-# The dtypes relu_backward takes (torch_binding.cpp checks them too).
-_GRADIENT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
-
-# The dtypes the kernels take (torch_binding.cpp checks them; this is read only to name the
-# error type, never on the path of a good call).
-_SUPPORTED_DTYPES = frozenset({
-    torch.float32, torch.float16, torch.bfloat16, torch.float64,
-    torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz,
-    torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.uint8, torch.uint16, torch.uint32, torch.uint64,
-})
 
 
 def _records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> bool:
@@ -85,17 +75,9 @@ def _relu_backward_differentiable(grad_out: torch.Tensor, result: torch.Tensor) 
 
 # ---- Under torch.compile: relu's definition in aten ops instead of the op. The op is opaque
 # to Inductor, which then cannot fuse relu with x's producer or the result's consumers:
-# compiled, relu(x).square() took twice torch.relu's time on the H200 (issue 12;
-# benchmarks/compile_blocks.py). where(x > 0, x, 0) is the definition itself: x's dtype, NaN
-# and -0.0 to +0 (x > 0 is false there).
-_WHERE_DTYPES = frozenset({
-    torch.float32, torch.float16, torch.bfloat16, torch.float64,
-    torch.int8, torch.int16, torch.int32, torch.int64,
-})
-# Never negative: relu is a copy (and aten has no uint16/32/64 comparison on the CPU).
-_UNSIGNED_DTYPES = frozenset({torch.uint8, torch.uint16, torch.uint32, torch.uint64})
-# The other dtypes the kernels take, float8, stay the op: aten has no float8 comparison on the
-# CPU, and Inductor cannot promote float8 in where.
+# compiled, relu(x).square() took twice torch.relu's time on the H200. where(x > 0, x, 0) is
+# the definition itself: x's dtype, NaN and -0.0 to +0 (x > 0 is false there). Which dtypes
+# take which form: _dtypes.py.
 
 # Bound once, like the ops above; Dynamo folds it to True while it traces relu. It adds
 # 10-50 ns to an eager relu(x) of 1024 floats (2.7 us on the 2-core dev VM), where
@@ -122,49 +104,17 @@ class _ReluDecomposedFunction(torch.autograd.Function):
         return torch.where(result > 0, grad, 0)
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
 def _relu_decomposed(x: torch.Tensor, out: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
     """relu() while Dynamo traces it. Rejects what the binding rejects, in its words, at trace
-    time and so before anything is written, except out partially overlapping x: Dynamo cannot
-    compare addresses, and the graph reads all of x before it writes out. None: relu() takes
-    the op path (float8; out= while recording a gradient, which that path rejects)."""
-    if x.dtype not in _SUPPORTED_DTYPES:
-        by_kind = sorted(
-            _SUPPORTED_DTYPES, key=lambda d: (not d.is_floating_point, not d.is_signed, d.itemsize, str(d))
-        )
-        raise TypeError(
-            f"relu: x has dtype {_dtype_name(x.dtype)}; supported dtypes are "
-            + ", ".join(map(_dtype_name, by_kind))
-        )
-    if out is not None:
-        if _records_gradient(x, out):
-            return None
-        if out.dtype != x.dtype:
-            raise TypeError(
-                f"relu: out has dtype {_dtype_name(out.dtype)} but x has dtype "
-                f"{_dtype_name(x.dtype)}; out must have x's dtype"
-            )
-        if out.device != x.device:
-            raise ValueError(
-                f"relu: out is on {out.device} but x is on {x.device}; out must be on x's device"
-            )
-        if out.shape != x.shape:
-            raise ValueError(
-                f"relu: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
-                "out must have x's shape (it is never resized)"
-            )
-        for size, stride in zip(out.shape, out.stride()):
-            if size > 1 and stride == 0:
-                raise ValueError(
-                    "relu: out has elements that share memory (an expand()ed or stride-0 view); "
-                    "pass a tensor whose elements are distinct"
-                )
-    if x.dtype in _UNSIGNED_DTYPES:
+    time and so before anything is written (check_arguments). None: relu() takes the op path
+    (float8; out= while recording a gradient, which that path rejects)."""
+    if out is not None and _records_gradient(x, out):
+        check_arguments(x, None)
+        return None
+    check_arguments(x, out)
+    if x.dtype in _dtypes.UNSIGNED:
         return x.clone() if out is None else out.copy_(x)
-    if x.dtype in _WHERE_DTYPES:
+    if x.dtype in _dtypes.WHERE:
         if out is None:
             return _ReluDecomposedFunction.apply(x) if _records_gradient(x) else torch.where(x > 0, x, 0)
         return out.copy_(torch.where(x > 0, x, 0))
@@ -172,13 +122,8 @@ def _relu_decomposed(x: torch.Tensor, out: Optional[torch.Tensor]) -> Optional[t
 
 
 def _relu_differentiable(x: torch.Tensor) -> torch.Tensor:
-    if x.requires_grad and x.dtype not in _GRADIENT_DTYPES:
-        # Caught here, not at backward time: torch lets float8 require grad.
-        raise TypeError(
-            f"relu: x ({x.dtype}) requires grad, but relu has a gradient for "
-            "float32, float16, bfloat16 and float64 only; call it on x.detach() "
-            "or under torch.no_grad()"
-        )
+    if x.requires_grad:
+        check_gradient_dtype(x)
     return _ReluFunction.apply(x)
 
 
@@ -231,8 +176,7 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
         if _is_dynamo_compiling():
             return _relu_traced(x, out)
         # The gradient tests below are _records_gradient() written out: this is the path of
-        # every eager call, and at small sizes a Python call is a measurable part of it
-        # (benchmarks/abi_compare.py).
+        # every eager call, and at small sizes a Python call is a measurable part of it.
         if out is None:
             if (x.requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0:
                 return _relu_differentiable(x)
@@ -251,11 +195,15 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
                 f"{type(x).__name__} and {type(out).__name__}"
             ) from None
         raise
-    except ValueError as error:
+    except ValueError:
         # The binding rejects bad arguments with std::invalid_argument, which reaches Python
-        # as ValueError whatever the mistake; a dtype mistake is a TypeError, as in torch.
-        if x.dtype not in _SUPPORTED_DTYPES or (out is not None and out.dtype != x.dtype):
-            raise TypeError(str(error)) from None
+        # as ValueError whatever the mistake; the Python checker raises the same mistake in
+        # the same words with its type (a dtype mistake is a TypeError, as in torch). What it
+        # does not check (out partially overlapping x) stays the binding's ValueError.
+        try:
+            check_arguments(x, out)
+        except (TypeError, ValueError) as typed:
+            raise typed from None
         raise
 
 

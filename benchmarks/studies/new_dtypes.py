@@ -1,8 +1,11 @@
-"""relu on the dtypes torch has no relu for (float8, uint16/32/64), against what a user can do
-today and against a plain copy of the same bytes.
+"""Study. Question: on the dtypes torch has no relu for (float8, uint16/32/64), how does relu
+compare with what a user can do today and with a plain copy of the same bytes? Answered
+(PERFORMANCE.md, "New dtypes"): at the copy ceiling from 64 MiB on the H200, 7-110x the
+upcast path on the CPU. Results: results/h200/new-dtypes/new_dtypes.json,
+results/cpu-avx2/new_dtypes.json.
 
-    python benchmarks/new_dtypes.py --device cuda --out results/h200/new-dtypes
-    python benchmarks/new_dtypes.py --device cpu --out results/cpu-avx2 --sizes 1 16 256
+    python benchmarks/studies/new_dtypes.py --device cuda --out results/h200/new-dtypes
+    python benchmarks/studies/new_dtypes.py --device cpu --out results/cpu-avx2 --sizes 1 16 256
 
 Peers per dtype and size (x of SIZE bytes; o and every scratch buffer allocated once):
   float8_e4m3fn, float8_e5m2 (torch.relu, clamp_min and x > 0 raise NotImplementedError):
@@ -16,7 +19,7 @@ Peers per dtype and size (x of SIZE bytes; o and every scratch buffer allocated 
     relu(x, out=o), relu(x), and o.copy_(x), which is both what a user does today and the
     ceiling.
 
-Timing, with benchmarks/abi_compare.py's helpers: CUDA, GPU time per call from CUDA-graph
+Timing, with benchmarks/timing.py's samplers: CUDA, GPU time per call from CUDA-graph
 replay (one buffer pair: hot, which from 64 MiB on is larger than an H200's L2 anyway); CPU,
 host-timed loops of calls. Peers are interleaved (A B C C B A ...), each figure the median of
 the repeats. Before it is timed every peer's output is checked: float8 peers against
@@ -32,17 +35,14 @@ import argparse
 import datetime
 import json
 import platform
-import re
-import subprocess
 import sys
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from abi_compare import MiB, gpu_time_per_call, host_time_per_call, interleaved_medians, machine  # noqa: E402
+from timing import ROOT, GraphSampler, HostSampler, MiB, git_revision, interleaved, machine, medians  # noqa: E402
 
 FLOAT8 = {"float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}
 UNSIGNED = {"uint16": torch.uint16, "uint32": torch.uint32, "uint64": torch.uint64}
@@ -100,24 +100,6 @@ def check(peers: dict, x: torch.Tensor, o: torch.Tensor) -> None:
         assert same(fn()), f"{name} gives a wrong result for {x.dtype}"
 
 
-def machine_of(device: str) -> str:
-    """abi_compare's description (GPU name, or CPU model, ISA, threads), plus the CPU's family
-    and model numbers, which tell CPU generations apart where a VM hides the model name."""
-    text = machine(device)
-    if device == "cpu":
-        cpuinfo = open("/proc/cpuinfo").read()
-        family, model = (re.search(rf"^{key}\s*:\s*(\S+)", cpuinfo, re.M) for key in ("cpu family", "model"))
-        text += f"; cpu family {family and family[1]}, model {model and model[1]}"
-    return text
-
-
-def git_revision() -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                           capture_output=True, text=True)
-    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -134,9 +116,9 @@ def main() -> None:
     kernel = load_kernel(args.kernel, device)
     sizes = [mib * MiB for mib in (args.sizes or SIZES_MIB[device])]
     report = {
-        "command": "python benchmarks/new_dtypes.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/studies/new_dtypes.py " + " ".join(sys.argv[1:]),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_of(device),
+        "machine": machine(device),
         "cpu_isa": kernel._ops.ops.cpu_isa(),  # the CPU kernel's SIMD variant
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -156,23 +138,24 @@ def main() -> None:
                 check(peers, x, o)
                 if device == "cuda":
                     calls = max(5, min(20, 20 * 64 * MiB // size))
-                    medians = interleaved_medians(peers, lambda fn: gpu_time_per_call(fn, calls), args.repeats)
+                    samplers = {name: GraphSampler(fn, calls=calls) for name, fn in peers.items()}
                 else:
                     # At least 64 MiB per sample; one call from 64 MiB up (the float8 upcast
                     # path takes seconds per call there on a 2-core machine).
                     calls = max(1, 64 * MiB // size)
-                    medians = interleaved_medians(peers, lambda fn: host_time_per_call(fn, device, calls),
-                                                  args.repeats)
-                copy = medians["o.copy_(x)"]
+                    samplers = {name: HostSampler(fn, device=device, calls=calls) for name, fn in peers.items()}
+                times = medians(interleaved(samplers, args.repeats))
+                del samplers  # a graph holds its pool of memory
+                copy = times["o.copy_(x)"]
                 row = {
-                    "dtype": name, "bytes": size, "calls_per_sample": calls, "seconds": medians,
+                    "dtype": name, "bytes": size, "calls_per_sample": calls, "seconds": times,
                     # Read x and write o: bytes moved per second.
-                    "GB/s": {peer: round(2 * size / t / 1e9, 2) for peer, t in medians.items()},
-                    "copy/relu_out": round(copy / medians["relu(x, out=o)"], 3),
+                    "GB/s": {peer: round(2 * size / t / 1e9, 2) for peer, t in times.items()},
+                    "copy/relu_out": round(copy / times["relu(x, out=o)"], 3),
                 }
-                if "upcast" in medians:
-                    row["speedup vs upcast"] = round(medians["upcast"] / medians["relu(x, out=o)"], 2)
-                    row["speedup vs upcast out="] = round(medians["upcast out="] / medians["relu(x, out=o)"], 2)
+                if "upcast" in times:
+                    row["speedup vs upcast"] = round(times["upcast"] / times["relu(x, out=o)"], 2)
+                    row["speedup vs upcast out="] = round(times["upcast out="] / times["relu(x, out=o)"], 2)
                 report["rows"].append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "seconds"}), flush=True)
                 out_file.write_text(json.dumps(report, indent=1) + "\n")

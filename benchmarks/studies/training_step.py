@@ -1,10 +1,15 @@
-"""Training-step micro benchmark: forward + backward of a transformer MLP block,
-Linear(d, 4d) -> ReLU -> Linear(4d, d), with torch's nn.ReLU ("plain") and with the same
-model kernelized to this checkout's ReLU layer ("kernel": kernels.kernelize, Mode.TRAINING).
+"""Study. Question: does kernelizing a model's ReLU with this package change a training
+step? Answered (PERFORMANCE.md, "Training step"): kernel/plain 0.99-1.07 on the H200, the
+activation being a few percent of a step. Results: results/cpu/training_step.json,
+results/h200/final/training_step_quick.json.
 
-    python benchmarks/training_step.py                  # CPU
-    python benchmarks/training_step.py --device cuda    # the current GPU
-    python benchmarks/training_step.py --quick          # a smoke run
+Forward + backward of a transformer MLP block, Linear(d, 4d) -> ReLU -> Linear(4d, d), with
+torch's nn.ReLU ("plain") and with the same model kernelized to this checkout's ReLU layer
+("kernel": kernels.kernelize, Mode.TRAINING).
+
+    python benchmarks/studies/training_step.py                  # CPU
+    python benchmarks/studies/training_step.py --device cuda    # the current GPU
+    python benchmarks/studies/training_step.py --quick          # a smoke run
 
 Method:
   - Both models hold the same weights. A step is: parameter grads set to None,
@@ -12,7 +17,8 @@ Method:
   - Before timing, one step of each is compared: output and every gradient must be equal
     (the kernel and torch compute the same ReLU on finite data); the result is recorded.
   - A sample is a host-timed loop of steps at least --min-sample-ms long (CUDA: synchronize
-    before the clock starts and before it stops), divided by its step count.
+    before the clock starts and before it stops), divided by its step count
+    (benchmarks/timing.py's HostSampler).
   - plain and kernel alternate within each repeat, in A B then B A order on alternate
     repeats, so drift hits both alike; the figure is the median of the repeats.
   - "activation" times the part the kernel replaces on its own: forward + backward of the
@@ -29,16 +35,13 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import cpu_model, device_label, git_revision  # noqa: E402  one naming of devices and runs
-
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from timing import ROOT, HostSampler, cpu_model, device_label, git_revision, interleaved  # noqa: E402
 
 # (tokens, width) per device; the hidden width is 4 x width. CPU shapes keep a full run to
 # about a minute on the 2-core dev machine; GPU shapes span launch-bound to bandwidth-bound.
@@ -72,37 +75,32 @@ def kernelizable_relu():
 
 
 class CheckoutLayerRepository:
-    """A kernels layer repository for this checkout's build of one backend. kernels'
-    LocalLayerRepository loads the machine's default backend (CUDA on a GPU machine); this
-    one names it, so a CPU run on a GPU machine measures the CPU kernel."""
+    """A kernels layer repository for a checkout's (or variant's) build of one backend.
+    kernels' LocalLayerRepository loads the machine's default backend (CUDA on a GPU
+    machine); this one names it, so a CPU run on a GPU machine measures the CPU kernel."""
 
-    def __init__(self, backend: str):
-        self.backend = backend
+    def __init__(self, path: Path, backend: str):
+        self.path, self.backend = path, backend
         self.layer_name = "ReLU"
 
     def load(self):
         from kernels import get_local_kernel
 
-        return get_local_kernel(ROOT, backend=self.backend).layers.ReLU
+        return get_local_kernel(self.path, backend=self.backend).layers.ReLU
 
     def __str__(self):
-        return f"{ROOT} ({self.backend} build), layer ReLU"
+        return f"{self.path} ({self.backend} build), layer ReLU"
 
 
-def kernelized(model: nn.Module, device: str) -> nn.Module:
+def kernelized(model: nn.Module, device: str, path: Path) -> nn.Module:
     from kernels import Mode, kernelize, use_kernel_mapping
 
-    with use_kernel_mapping({"ReLU": {device: CheckoutLayerRepository(device)}}, inherit_mapping=False):
+    with use_kernel_mapping({"ReLU": {device: CheckoutLayerRepository(path, device)}}, inherit_mapping=False):
         kernelize(model, mode=Mode.TRAINING, device=device, use_fallback=False)
     # The kernel maps NaN to 0 where nn.ReLU keeps it: proof the forward was replaced.
     probe = torch.tensor([float("nan"), 1.0], device=device)
     assert model.act(probe).tolist() == [0.0, 1.0], "kernelize kept nn.ReLU's forward"
     return model
-
-
-def synchronize(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
 
 
 def make_step(module: nn.Module, x: torch.Tensor, grad: torch.Tensor):
@@ -126,38 +124,17 @@ def snapshot(module: nn.Module, x: torch.Tensor, grad: torch.Tensor) -> list[tor
     return [y.detach()] + [t.grad.detach().clone() for t in [x, *module.parameters()]]
 
 
-def time_sample(step, device: str, steps: int) -> float:
-    synchronize(device)
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    synchronize(device)
-    return (time.perf_counter() - start) / steps
-
-
-def steps_per_sample(step, device: str, min_sample_s: float) -> int:
-    step()  # warm-up (allocator, first-call costs)
-    steps = 1
-    while True:
-        elapsed = time_sample(step, device, steps) * steps
-        if elapsed >= min_sample_s:
-            return steps
-        steps = max(steps * 2, int(steps * min_sample_s / max(elapsed, 1e-9)) + 1)
-
-
 def compare_interleaved(steps: dict, device: str, repeats: int, min_sample_s: float) -> dict:
-    counts = {name: steps_per_sample(step, device, min_sample_s) for name, step in steps.items()}
-    samples = {name: [] for name in steps}
-    order = list(steps)
-    for r in range(repeats):
-        for name in order if r % 2 == 0 else reversed(order):
-            samples[name].append(time_sample(steps[name], device, counts[name]))
+    samplers = {name: HostSampler(step, device=device) for name, step in steps.items()}
+    for sampler in samplers.values():
+        sampler.calibrate(min_sample_s)
+    samples = interleaved(samplers, repeats)
     return {
         name: {
             "median_us": statistics.median(s) * 1e6,
             "min_us": min(s) * 1e6,
             "samples_us": [round(v * 1e6, 3) for v in s],
-            "steps_per_sample": counts[name],
+            "steps_per_sample": samplers[name].calls,
         }
         for name, s in samples.items()
     }
@@ -167,7 +144,7 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
     dtype = getattr(torch, dtype_name)
     torch.manual_seed(0)
     plain_block = MLPBlock(width, kernelizable_relu()).to(device=device, dtype=dtype)
-    kernel_block = kernelized(copy.deepcopy(plain_block), device)
+    kernel_block = kernelized(copy.deepcopy(plain_block), device, args.kernel)
     if workload == "mlp_block":
         plain, kernel = plain_block, kernel_block
         x = torch.randn(tokens, width, device=device, dtype=dtype, requires_grad=True)
@@ -208,6 +185,8 @@ def main() -> None:
     parser.add_argument("--min-sample-ms", type=float, default=None, help="default CPU 100, CUDA 20")
     parser.add_argument("--threads", type=int, default=None, help="CPU: torch.set_num_threads")
     parser.add_argument("--out", type=Path, default=None, help="default results/<device>/training_step.json")
+    parser.add_argument("--kernel", type=Path, default=ROOT,
+                        help="a checkout, its build/ or one variant directory (default: this checkout)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -221,10 +200,10 @@ def main() -> None:
 
     from kernels import get_local_kernel
 
-    ops = get_local_kernel(ROOT, backend=device)._ops.ops
+    ops = get_local_kernel(args.kernel, backend=device)._ops.ops
     out = args.out or ROOT / "results" / device_label(device) / "training_step.json"
     meta = {
-        "command": "python benchmarks/training_step.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/studies/training_step.py " + " ".join(sys.argv[1:]),
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "git": git_revision(),
         "device": device_label(device),

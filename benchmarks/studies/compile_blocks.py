@@ -1,10 +1,14 @@
-"""torch.compile of the blocks around an activation, with torch.relu and with this package's
-relu: does relu cost Inductor its fusion? (Issue 12: the op is opaque to Inductor, and
-compiled relu(x).square() took twice torch.relu's time on the H200; relu() now hands Dynamo
-relu's definition, where(x > 0, x, 0), which Inductor fuses.)
+"""Study. Question: does this package's relu cost Inductor its fusion under torch.compile?
+The op is opaque to Inductor, and compiled relu(x).square() took twice torch.relu's time on
+the H200; relu() now hands Dynamo relu's definition, where(x > 0, x, 0), which Inductor
+fuses. Answered (PERFORMANCE.md, "Under torch.compile"): the fused blocks went from 0.49x to
+1.00x plain compile. Results: results/h200/compile-blocks/compile_blocks_cuda.json.
 
-    python benchmarks/compile_blocks.py --device cuda --out results/h200/compile-blocks
-    python benchmarks/compile_blocks.py --device cpu --quick --out /tmp/compile-blocks
+torch.compile of the blocks around an activation, with torch.relu and with this package's
+relu:
+
+    python benchmarks/studies/compile_blocks.py --device cuda --out results/h200/compile-blocks
+    python benchmarks/studies/compile_blocks.py --device cpu --quick --out /tmp/compile-blocks
 
 Blocks, on x of ROWS x COLS (CUDA: 8192 x 14336; --quick: 64 x 448; CPU: 1024 x 3584):
   square         relu(x).square()                              bfloat16
@@ -42,18 +46,15 @@ import datetime
 import json
 import platform
 import sys
-import time
 import types
 from pathlib import Path
 
 import torch
 from torch import nn
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from abi_compare import interleaved_medians, machine  # noqa: E402
-from sweep import git_revision  # noqa: E402
+from timing import ROOT, HostSampler, QueuedSampler, git_revision, interleaved, machine, medians  # noqa: E402
 
 # (ROWS, COLS, WIDTH): COLS = 3.5 x WIDTH, the hidden width of Llama-3-8B's MLP at CUDA size.
 SHAPES = {"cuda": (8192, 14336, 4096), "cpu": (1024, 3584, 1024), "quick": (64, 448, 128)}
@@ -178,43 +179,6 @@ def check(case: Case, peers: dict, x: torch.Tensor, backward: bool) -> None:
                 torch.testing.assert_close(grad, expected_grad, rtol=2e-2, atol=2e-2, msg=name)
 
 
-def sleep_cycles_per_second() -> float:
-    """torch.cuda._sleep's spin rate, to size the wait that queues a sample's calls."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(1_000_000)
-    start.record()
-    torch.cuda._sleep(10_000_000)
-    end.record()
-    torch.cuda.synchronize()
-    return 10_000_000 / (start.elapsed_time(end) / 1e3)
-
-
-def gpu_seconds_per_call(run, calls: int, sleep_rate: float) -> float:
-    # The host's time for the calls, doubled, as a GPU wait ahead of them: the events then
-    # time the GPU's work back to back, not the host's pace.
-    torch.cuda.synchronize()
-    begin = time.perf_counter()
-    for _ in range(calls):
-        run()
-    torch.cuda.synchronize()
-    host = time.perf_counter() - begin
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(int(2 * host * sleep_rate) + 1000)
-    start.record()
-    for _ in range(calls):
-        run()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / 1e3 / calls
-
-
-def host_seconds_per_call(run, calls: int) -> float:
-    begin = time.perf_counter()
-    for _ in range(calls):
-        run()
-    return (time.perf_counter() - begin) / calls
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kernel", type=Path, default=ROOT, help="a checkout, its build/ or a variant directory")
@@ -232,11 +196,9 @@ def main() -> None:
 
     kernel = load_kernel(args.kernel, device)
     op = kernel._ops.ops.relu.default
-    sleep_rate = sleep_cycles_per_second() if device == "cuda" else 0.0
-    if device == "cuda":
-        measure = lambda run: gpu_seconds_per_call(run, calls, sleep_rate)  # noqa: E731
-    else:
-        measure = lambda run: host_seconds_per_call(run, calls)  # noqa: E731
+    # CUDA: GPU time of calls queued behind a sleep (compiled forward + backward is not
+    # captured in a graph); CPU: host time.
+    sampler = (lambda run: QueuedSampler(run, calls)) if device == "cuda" else (lambda run: HostSampler(run, calls=calls))
 
     rows_out = []
     args.out.mkdir(parents=True, exist_ok=True)
@@ -256,7 +218,7 @@ def main() -> None:
                 for _ in range(3):
                     run()
             check(case, peers, x, backward)
-            seconds = interleaved_medians(peers, measure, repeats)
+            seconds = medians(interleaved({name: sampler(run) for name, run in peers.items()}, repeats))
             row = {
                 "block": case.name, "dtype": case.dtype, "pass": "forward+backward" if backward else "forward",
                 "x_shape": list(case.x.shape), "seconds": seconds,

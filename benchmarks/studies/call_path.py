@@ -1,9 +1,16 @@
-"""Where a small call's time goes: relu(x) and relu(x, out=o) beside torch.relu(x) and
-torch.clamp_min(x, 0, out=o), and each layer of relu()'s path measured alone, on the CPU,
-in one process, interleaved (A B C C B A ...), medians of the repeats.
+"""Study. Question: where does a small CPU call's time go, and why does relu(x) cost more
+than torch.relu(x) at 4-32 KiB? Answered (PERFORMANCE.md, "Small calls"): the allocating
+op's output comes through aoti_torch_empty_strided (torch's dispatcher), and the Python
+wrapper adds the Dynamo check, the gradient checks and out='s version bump; the kernel
+itself is about 0.1 us. Results: results/cpu-avx2/call_path.json,
+results/h200/cpu-avx512/call_path.json, results/h200/cpu-avx512/final/call_path.json.
 
-    python benchmarks/call_path.py                    # -> results/cpu-<isa>/call_path.json
-    python benchmarks/call_path.py --kernel build/<variant> --sizes 1024 8192
+relu(x) and relu(x, out=o) beside torch.relu(x) and torch.clamp_min(x, 0, out=o), and each
+layer of relu()'s path measured alone, on the CPU, in one process, interleaved
+(A B C C B A ...), medians of the repeats.
+
+    python benchmarks/studies/call_path.py            # -> results/cpu-<isa>/call_path.json
+    python benchmarks/studies/call_path.py --kernel build/<variant> --sizes 1024 8192
 
 Layers: the op's C++ builtin alone (relu.default._op(x): the boxed stable-ABI call, the
 checks, the allocation, the kernel), the out= builtin alone (no allocation), the Python
@@ -23,10 +30,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import CallSampler, cpu_model, git_revision, interleaved  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from timing import ROOT, HostSampler, cpu_model, git_revision, interleaved  # noqa: E402
 
 
 def default_kernel() -> Path:
@@ -71,7 +76,7 @@ def main() -> None:
         }
         for fn in peers.values():
             fn()
-        samples = interleaved({k: CallSampler(fn, args.calls) for k, fn in peers.items()}, args.repeats)
+        samples = interleaved({k: HostSampler(fn, calls=args.calls) for k, fn in peers.items()}, args.repeats)
         us = {k: statistics.median(v) * 1e6 for k, v in samples.items()}
         rows.append(dict(numel=numel, bytes=numel * 4, us=us))
         print(f"float32 x {numel} ({numel * 4 // 1024} KiB):")
@@ -80,7 +85,7 @@ def main() -> None:
         print(f"  relu(x) / torch.relu(x) {us['relu(x)'] / us['torch.relu(x)']:.2f}x, "
               f"relu(x, out=o) / clamp_min(out=) {us['relu(x, out=o)'] / us['clamp_min(x, 0, out=o)']:.2f}x, "
               f"relu(x, out=o) / torch.relu(x) {us['relu(x, out=o)'] / us['torch.relu(x)']:.2f}x")
-    meta = dict(command="python benchmarks/call_path.py " + " ".join(sys.argv[1:]), cpu=cpu_model(), isa=isa,
+    meta = dict(command="python benchmarks/studies/call_path.py " + " ".join(sys.argv[1:]), cpu=cpu_model(), isa=isa,
                 threads=torch.get_num_threads(), torch=torch.__version__, git=git_revision(),
                 kernel=kernel_dir.name, loadavg=os.getloadavg(),
                 date_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"))

@@ -1,0 +1,44 @@
+// Entry points of every backend: passes over raw pointers, no tensor type, so the backends
+// depend on nothing of torch but its header-only dtype enum. The binding (torch-ext/) checks
+// every argument and plans layouts before calling. A CPU build compiles relu-cpu only; a
+// CUDA or XPU build compiles its own backend and relu-cpu, so that one variant serves CPU
+// tensors too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "relu-common/relu_dtypes.h"
+#include "relu-common/strided_layout.h"
+
+// out[i] = relu(in[i]) for i < n. `in` and `out` are equal (in place) or do not overlap;
+// both point at elements of `dtype`, a supported one.
+void relu_flat_cpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n);
+void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+                    int32_t device);
+void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+                   int32_t device);
+
+// grad_in[i] = result[i] > 0 ? grad_out[i] : 0 for i < n; dtypes with a gradient only.
+void relu_backward_flat_cpu(relu_kernel::ScalarType dtype, const void* grad_out,
+                            const void* result, void* grad_in, int64_t n);
+void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
+                             const void* result, void* grad_in, int64_t n, int32_t device);
+void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
+                            const void* result, void* grad_in, int64_t n, int32_t device);
+
+// The strided forms of the flat passes above (relu-common/strided_layout.h). The operands do
+// not overlap, except that out may be the input itself with the same strides (in place):
+// each element is read before it is written.
+void relu_strided_cpu(relu_kernel::ScalarType dtype, const void* in, void* out,
+                      const StridedLayout& layout);
+void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
+                       const StridedLayout& layout, int32_t device);
+void relu_backward_strided_cpu(relu_kernel::ScalarType dtype, const void* grad_out,
+                               const void* result, void* grad_in, const StridedLayout& layout);
+void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
+                                const void* result, void* grad_in, const StridedLayout& layout,
+                                int32_t device);
+
+// Which SIMD variant the CPU kernel runs: "avx512", "avx2" or "portable".
+std::string relu_cpu_isa();
