@@ -86,13 +86,32 @@ def add_op_namespace_prefix(op_name: str) -> str:
 NOARCH_OPS_PY = '''\
 import torch
 from ._noarch import register_ops
-ops = register_ops("{id}", "{backend}")
+ops = register_ops("{id}", "{backend}", "{dtype_table}")
 
 
 def add_op_namespace_prefix(op_name: str) -> str:
     """Prefix op by namespace."""
     return f"{id}::{{op_name}}"
 '''
+
+DTYPE_TABLE_HEADER = ROOT / "relu-common" / "relu_dtypes.h"
+DTYPE_ROW = re.compile(r'^\s*ROW\((\w+), (\w+), "(\w+)"\)', re.MULTILINE)
+
+
+def dtype_table_text() -> str:
+    """The text of the binding's dtype_table op ("float32=1,...,int8=0,..."), rendered from the
+    header's one table for a noarch variant, which has no binary to ask: names in the table's
+    order, "=1" where relu has a gradient (the header's kHasGradient: IEEE floats of 2 bytes
+    or more). tests/test_package.py holds it equal to the compiled op's text."""
+    import torch
+
+    table = DTYPE_TABLE_HEADER.read_text().split("#define RELU_DTYPE_TABLE(ROW)", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for _, _, name in DTYPE_ROW.findall(table):
+        dtype = getattr(torch, name)
+        rows.append(f"{name}={int(dtype.is_floating_point and dtype.itemsize >= 2)}")
+    return ",".join(rows)
+
 
 # The modules of the Python package that only noarch variants use (a compiled variant's ops
 # come from its library), and the one only the CUDA one does.
@@ -361,7 +380,8 @@ def write_variant(config: dict, ext_id: str, backend: str, library: Path | None,
     if library is not None:
         shutil.copy2(library, variant_dir / f"{ext_id}.abi3.so")
     ops_py = OPS_PY if library is not None else NOARCH_OPS_PY
-    (variant_dir / "_ops.py").write_text(ops_py.format(id=ext_id, backend=backend))
+    dtype_table = dtype_table_text() if library is None else ""
+    (variant_dir / "_ops.py").write_text(ops_py.format(id=ext_id, backend=backend, dtype_table=dtype_table))
     compat = variant_dir / name.replace("-", "_")
     compat.mkdir()
     (compat / "__init__.py").write_text(COMPAT_INIT_PY.format(id=ext_id))
@@ -393,7 +413,7 @@ def stage_noarch(config: dict, backend: str, build_dir: Path) -> None:
         sys.exit(f"build.toml does not list backend {backend}")
     variant = noarch_variant_name(backend)
     sources = sorted(p for p in python_package(config).rglob("*.py") if "__pycache__" not in p.parts)
-    uid = source_uid(sources, ["noarch", backend])
+    uid = source_uid([*sources, DTYPE_TABLE_HEADER], ["noarch", backend])
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
     variant_dir = build_dir / variant
     write_variant(config, ext_id, backend, None, [], variant_dir)

@@ -82,7 +82,7 @@ def test_variant_layout_and_metadata(variant_dir, backend, kernel, noarch):
     ops_py = (variant_dir / "_ops.py").read_text()
     if noarch:
         assert not list(variant_dir.glob("*.so"))
-        assert f'register_ops("{ext_id}", "{backend}")' in ops_py
+        assert f'register_ops("{ext_id}", "{backend}", ' in ops_py
         assert (variant_dir / "_noarch.py").is_file()
         assert (variant_dir / "_triton.py").is_file() == (backend == "cuda")
     else:
@@ -206,3 +206,15 @@ def test_kernels_benchmark_runs_on_the_checkout(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert json.loads(output.read_text())
+
+
+def test_noarch_dtype_table_is_the_binding_table(ops):
+    """A noarch variant's dtype_table() is rendered at staging from relu-common/relu_dtypes.h
+    (scripts/build_variant.py), not asked of a binary: the rendering must be the compiled op's
+    text, so the header stays the one dtype table. Compared with the op of the variant under
+    test: on a compiled one this holds the rendering to C++, on a noarch one the staged text
+    to the header now."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_variant
+
+    assert build_variant.dtype_table_text() == ops.dtype_table()

@@ -1,9 +1,16 @@
 """The ops of the noarch variants (torch-cuda, torch-cpu), registered from Python.
 
 A noarch variant carries no binary: this module defines the ops torch_binding.cpp defines,
-with the same schemas, checks and messages (every bad argument raises ValueError, as the
-stable ABI hands C++ errors to Python; functions.py renames dtype mistakes TypeError), under
-the variant's own namespace, so functions.py and layers.py run unchanged on top of it.
+with the same schemas, under the variant's own namespace, so functions.py and layers.py run
+unchanged on top of it. Nothing here is a second copy of the binding's concerns:
+
+  - the errors are _checks.py's, the package's one checker in the binding's words (raised as
+    ValueError, as the stable ABI hands the binding's errors to Python), before any write;
+  - the dtypes: dtype_table() returns the text the binding's op returns, rendered when the
+    variant is staged from the binding's one table (scripts/build_variant.py reads
+    relu-common/relu_dtypes.h; tests/test_package.py holds the rendering to the compiled
+    op's text), and _dtypes.py reads it as from a compiled variant. This module keeps only
+    how each accepted dtype is computed (_rule), from what the dtype is, not a list.
 
   - CPU tensors: torch's own ops with relu's exact semantics (clamp_min, then NaN and -0.0 to
     +0: torch.relu, clamp_min and threshold keep NaN on the CPU), float8 on its bit patterns,
@@ -25,45 +32,64 @@ import torch
 MODE_COPY = 0  # unsigned: never negative
 MODE_SIGNED = 1  # keep b if b > 0
 MODE_BOUNDED = 2  # keep b if 0 < b <= limit, the largest positive non-NaN bit pattern
-# dtype -> (integer view, mode, limit). The float8 fnuz formats' only NaN is 0x80, negative
-# as an int8, so b > 0 is x > 0 there.
-_BITS = {
-    torch.float32: (torch.int32, MODE_BOUNDED, 0x7F800000),
-    torch.float16: (torch.int16, MODE_BOUNDED, 0x7C00),
-    torch.bfloat16: (torch.int16, MODE_BOUNDED, 0x7F80),
-    torch.float64: (torch.int64, MODE_BOUNDED, 0x7FF0000000000000),
-    torch.float8_e4m3fn: (torch.int8, MODE_BOUNDED, 0x7E),
-    torch.float8_e5m2: (torch.int8, MODE_BOUNDED, 0x7C),
-    torch.float8_e4m3fnuz: (torch.int8, MODE_SIGNED, 0),
-    torch.float8_e5m2fnuz: (torch.int8, MODE_SIGNED, 0),
-    torch.int8: (torch.int8, MODE_SIGNED, 0),
-    torch.int16: (torch.int16, MODE_SIGNED, 0),
-    torch.int32: (torch.int32, MODE_SIGNED, 0),
-    torch.int64: (torch.int64, MODE_SIGNED, 0),
-    torch.uint8: (torch.int8, MODE_COPY, 0),
-    torch.uint16: (torch.int16, MODE_COPY, 0),
-    torch.uint32: (torch.int32, MODE_COPY, 0),
-    torch.uint64: (torch.int64, MODE_COPY, 0),
-}
-_FLOAT8 = frozenset({torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz})
-_GRADIENT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
-_SUPPORTED_NAMES = ", ".join(str(dtype).removeprefix("torch.") for dtype in _BITS)
+_INTEGER_OF_WIDTH = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_RULES: dict = {}
+
+
+def _rule(dtype: torch.dtype) -> tuple:
+    """(integer view, mode, limit) of a dtype the checks accepted, from what the dtype is
+    (which dtypes are accepted is the binding's table alone, read by _dtypes.py): a float's
+    limit is +inf's bits, or its largest finite value's where it has no inf (float8 fn and
+    fnuz; fnuz's only NaN, 0x80, is negative as an int8)."""
+    rule = _RULES.get(dtype)
+    if rule is None:
+        bits_dtype = _INTEGER_OF_WIDTH[dtype.itemsize]
+        if not dtype.is_floating_point:
+            rule = (bits_dtype, MODE_SIGNED if dtype.is_signed else MODE_COPY, 0)
+        else:
+            largest = torch.tensor(float("inf")).to(dtype)
+            if not largest.float().isinf():
+                largest = torch.tensor(torch.finfo(dtype).max).to(dtype)
+            rule = (bits_dtype, MODE_BOUNDED, int(largest.view(bits_dtype).item()))
+        _RULES[dtype] = rule
+    return rule
+
+
+def _is_float8(dtype: torch.dtype) -> bool:
+    return dtype.is_floating_point and dtype.itemsize == 1
+
 
 # CUDA calls of fewer bytes take the torch path (two aten launches, dispatched in C++) instead
-# of Triton's Python launch. Not measured yet: scripts/h200_triton.sh (benchmarks/
+# of Triton's Python launch. Not measured yet: scripts/h200_triton.sh (benchmarks/studies/
 # triton_compare.py, "calls") times both paths from 4 KiB to 1 MiB on the H200.
 SMALL_CALL_BYTES = 64 * 1024
 
 
-def _name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
+# ---- Argument checks: the package's one checker (_checks.py, the binding's words), raised as
+# the binding raises them (ValueError: functions.py gives dtype mistakes their TypeError),
+# before anything is written. Imported at the first call: _checks needs _dtypes, which needs
+# the ops this module registers.
+_checks = None
 
 
-# ---- Argument checks: torch_binding.cpp's, in its words, before anything is written.
+def _checker():
+    global _checks
+    if _checks is None:
+        from . import _checks as checks
+
+        _checks = checks
+    return _checks
+
+
+def _as_binding_error(check, *args) -> None:
+    try:
+        check(*args)
+    except TypeError as error:
+        raise ValueError(str(error)) from None
+
 
 def _check_dtype(x: torch.Tensor) -> None:
-    if x.dtype not in _BITS:
-        raise ValueError(f"relu: x has dtype {_name(x.dtype)}; supported dtypes are {_SUPPORTED_NAMES}")
+    _as_binding_error(_checker().check_arguments, x, None)
 
 
 def _is_dense(t: torch.Tensor) -> bool:
@@ -108,39 +134,18 @@ def _is_in_place(out: torch.Tensor, x: torch.Tensor) -> bool:
 
 def _check_relu_args(out: torch.Tensor, x: torch.Tensor) -> bool:
     """The binding's checks; returns whether out and x are both dense (computed on the way)."""
-    _check_dtype(x)
-    if out.dtype != x.dtype:
-        raise ValueError(f"relu: out has dtype {_name(out.dtype)} but x has dtype {_name(x.dtype)}; "
-                         "out must have x's dtype")
-    if out.device != x.device:
-        raise ValueError(f"relu: out is on {out.device} but x is on {x.device}; out must be on x's device")
-    if out.shape != x.shape:
-        raise ValueError(f"relu: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
-                         "out must have x's shape (it is never resized)")
-    if any(size > 1 and stride == 0 for size, stride in zip(out.shape, out.stride())):
-        raise ValueError("relu: out has elements that share memory (an expand()ed or stride-0 view); "
-                         "pass a tensor whose elements are distinct")
+    checks = _checker()
+    _as_binding_error(checks.check_arguments, x, out)
     dense = _is_dense(out) and _is_dense(x)
     # Two dense tensors that share memory must be the very same elements (in place); other
     # sharing is made safe by reading x into a temporary first (_triton_relu_into).
     if dense and _may_share_memory(out, x) and not _is_in_place(out, x):
-        raise ValueError("relu: out partially overlaps x; pass out=x for in place, or a tensor that "
-                         "does not share x's memory")
+        checks.raise_partial_overlap()
     return dense
 
 
 def _check_backward_args(grad_out: torch.Tensor, result: torch.Tensor) -> None:
-    if result.dtype not in _GRADIENT_DTYPES:
-        raise ValueError(f"relu_backward: result has dtype {_name(result.dtype)}; "
-                         "gradients exist for float32, float16, bfloat16, float64 only")
-    if grad_out.dtype != result.dtype:
-        raise ValueError(f"relu_backward: grad_out has dtype {_name(grad_out.dtype)} but result has dtype "
-                         f"{_name(result.dtype)}")
-    if grad_out.device != result.device:
-        raise ValueError(f"relu_backward: grad_out is on {grad_out.device} but result is on {result.device}")
-    if grad_out.shape != result.shape:
-        raise ValueError(f"relu_backward: grad_out has shape {list(grad_out.shape)} but result has shape "
-                         f"{list(result.shape)}")
+    _checker().check_backward_arguments(grad_out, result)
 
 
 # ---- The torch path: CPU tensors, and small CUDA calls.
@@ -175,16 +180,16 @@ def _fix_float_result(result: torch.Tensor) -> torch.Tensor:
 
 def _float8_keep(bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """x > 0 for float8 bit patterns (an int8 view): aten has no float8 comparison or clamp."""
-    _, mode, limit = _BITS[dtype]
-    return (bits > 0) & (bits <= limit) if mode == MODE_BOUNDED else bits > 0
+    _, _, limit = _rule(dtype)
+    return (bits > 0) & (bits <= limit)
 
 
 def _torch_relu(x: torch.Tensor) -> torch.Tensor:
     # Results keep TensorIterator's layout: x's when dense, else dense in x's stride order.
-    bits_dtype, mode, _ = _BITS[x.dtype]
+    bits_dtype, mode, _ = _rule(x.dtype)
     if mode == MODE_COPY:
         return x.clone()
-    if x.dtype in _FLOAT8:
+    if _is_float8(x.dtype):
         bits = x.view(bits_dtype)
         return torch.where(_float8_keep(bits, x.dtype), bits, 0).view(x.dtype)
     result = torch.clamp_min(x, 0)
@@ -196,10 +201,10 @@ def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
         return
     if not _is_in_place(out, x) and _may_share_memory(out, x):
         x = x.clone()  # interleaved views of one buffer: read all of x before writing
-    bits_dtype, mode, _ = _BITS[x.dtype]
+    bits_dtype, mode, _ = _rule(x.dtype)
     if mode == MODE_COPY:
         _bits(out, bits_dtype).copy_(_bits(x, bits_dtype))
-    elif x.dtype in _FLOAT8:
+    elif _is_float8(x.dtype):
         bits = x.view(bits_dtype)
         torch.where(_float8_keep(bits, x.dtype), bits, _zero(bits_dtype, x.device), out=out.view(bits_dtype))
     else:
@@ -300,7 +305,7 @@ def _triton_relu_into(out: torch.Tensor, x: torch.Tensor, dense: bool) -> None:
     if n == 0:
         return
     kernels = _triton_kernels()
-    bits_dtype, mode, limit = _BITS[x.dtype]
+    bits_dtype, mode, limit = _rule(x.dtype)
     if dense and _same_strides(x, out):
         # Contiguous, channels-last, permuted-dense, and in place: one flat pass.
         kernels.relu_flat(_bits(x, bits_dtype), _bits(out, bits_dtype), n, mode, limit)
@@ -325,7 +330,7 @@ def _triton_relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch
     if n == 0:
         return grad_in
     kernels = _triton_kernels()
-    bits_dtype, _, limit = _BITS[result.dtype]
+    bits_dtype, _, limit = _rule(result.dtype)
     views = [_bits(t, bits_dtype) for t in (grad_out, result, grad_in)]
     if _is_dense(result) and _same_strides(result, grad_out):
         kernels.relu_backward_flat(*views, n, limit)
@@ -428,11 +433,12 @@ def _below_autograd(kernel):
 _LIBRARIES: list = []
 
 
-def register_ops(namespace: str, backend: str):
-    """Defines relu, relu_out and relu_backward under `namespace` (the variant's id) with the
-    compiled binding's schemas, with kernels for CPU tensors and, for backend "cuda", CUDA
-    tensors; returns torch.ops.<namespace>. Once per process: a variant loaded twice (kernels
-    and the sys.path route) shares one registration."""
+def register_ops(namespace: str, backend: str, dtype_table: str):
+    """Defines relu, relu_out, relu_backward, dtype_table and cpu_isa under `namespace` (the
+    variant's id) with the compiled binding's schemas, with kernels for CPU tensors and, for backend
+    "cuda", CUDA tensors; dtype_table() returns `dtype_table` (the binding's table, rendered
+    at staging). Returns torch.ops.<namespace>. Once per process: a variant loaded twice
+    (kernels and the sys.path route) shares one registration."""
     ops = getattr(torch.ops, namespace)
     if hasattr(ops, "relu"):
         return ops
@@ -440,6 +446,12 @@ def register_ops(namespace: str, backend: str):
     library.define("relu(Tensor x) -> Tensor")
     library.define("relu_out(Tensor(a!) out, Tensor x) -> ()")
     library.define("relu_backward(Tensor grad_out, Tensor result) -> Tensor")
+    library.define("dtype_table() -> str")
+    library.impl("dtype_table", lambda: dtype_table, "CompositeExplicitAutograd")
+    # The binding's answer is the SIMD variant its CPU kernel runs; here torch's ops run,
+    # with whatever ISA torch picks (the benchmarks record this in their results).
+    library.define("cpu_isa() -> str")
+    library.impl("cpu_isa", lambda: "torch (no CPU kernel of its own)", "CompositeExplicitAutograd")
     keys = [("CPU", (_relu_cpu, _relu_out_cpu, _relu_backward_cpu))]
     if backend == "cuda":
         keys.append(("CUDA", (_relu_cuda, _relu_out_cuda, _relu_backward_cuda)))
