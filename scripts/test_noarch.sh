@@ -13,12 +13,17 @@ dir=${RELU_NOARCH_DIR:-.cache/relu-noarch}
 for backend in cpu cuda; do
   "$PYTHON" scripts/build_variant.py --noarch --backend $backend --build-dir .cache/noarch/build >/dev/null
 done
-"$PYTHON" scripts/stage_release.py "$dir" .cache/noarch/build/torch-cpu .cache/noarch/build/torch-cuda >/dev/null
+# stage() itself, not the release command: these two are not the whole release set.
+(cd scripts && "$PYTHON" -c 'import sys; from pathlib import Path; from stage_release import stage
+stage(Path(sys.argv[1]).resolve(), [Path(p).resolve() for p in sys.argv[2:]])' \
+  "../$dir" ../.cache/noarch/build/torch-cpu ../.cache/noarch/build/torch-cuda)
 if [ -n "${RELU_NOARCH_TESTS:-}" ]; then
   selection=($RELU_NOARCH_TESTS)
 else
   selection=(tests --ignore=tests/test_relu_element.py --ignore=tests/test_strided_index.py
              --ignore=tests/test_xpu_source.py --ignore=tests/test_arm_compile.py
-             --ignore=tests/test_cuda_compile.py --ignore=tests/test_triton_interpret.py)
+             --ignore=tests/test_cuda_compile.py --ignore=tests/test_triton_interpret.py
+             --ignore=tests/test_launch_policy.py --ignore=tests/test_architecture.py
+             --ignore=tests/test_l2_band_study.py)
 fi
 RELU_TEST_PREBUILT=$dir exec "$PYTHON" -m pytest "${selection[@]}" "$@"

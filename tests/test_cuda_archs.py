@@ -143,7 +143,7 @@ def archs_in_binary(library: Path, cuobjdump: str) -> list[str]:
     return sorted((a + "+PTX" if a in ptx else a for a in cubins), key=lambda a: cuda_archs._version(a))
 
 
-def test_cuda_binary_holds_exactly_the_declared_archs(variant_dir, backend):
+def test_cuda_binary_holds_exactly_the_declared_archs(variant_dir, backend, compiled_variant):
     if backend != "cuda":
         pytest.skip("a CPU variant holds no GPU code")
     cuobjdump = find_cuobjdump()

@@ -1,17 +1,19 @@
 """The noarch torch-cuda (Triton) variant beside the compiled CUDA variant and torch, like for
 like, in one process (H200: scripts/h200_triton.sh).
 
-    python benchmarks/triton_compare.py --triton build/torch-cuda \
+    python benchmarks/studies/triton_compare.py --triton build/torch-cuda \
         --compiled relu-build/build/torch-stable-abi211-cu130-x86_64-linux --out results/h200/triton
 
   - "calls": host time per eager call (loop of calls, one synchronize), float32 at 4 KiB to
     1 MiB: relu(x) vs torch.relu(x), relu(x, out=o) vs clamp_min(out=); the Triton variant as
     shipped and with each of its two paths forced (SMALL_CALL_BYTES patched in the loaded
     module: 0 = always Triton, huge = always the torch path), to place the crossover.
-  - "dense": GPU time per call from CUDA-graph replay (abi_compare.py's timer), one buffer
+  - "dense": GPU time per call from CUDA-graph replay (timing.GraphSampler), one buffer
     pair, 1 MiB to 1 GiB, float32, bfloat16, float16, int8, both forms.
   - "views": GPU time of relu(v) for views of an 8192 x 16384 source (a chunk, x[:, ::2], a
     transposed chunk, the contiguous control), float32 and bfloat16.
+  --quick (what scripts/h200_triton.sh runs): dense float32 and bfloat16 at 1, 16 and 256 MiB,
+  views float32 only.
 Every peer is checked against torch.relu (NaN-free input) before it is timed; peers are
 interleaved and each figure is the median of the repeats. Targets (issue): >= 0.95x the
 compiled variant at DRAM sizes, >= 1.0x torch.relu from 1 MiB.
@@ -28,20 +30,18 @@ from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from abi_compare import (  # noqa: E402
-    MiB,
-    gpu_time_per_call,
-    host_time_per_call,
-    input_of,
-    interleaved_medians,
-    load,
-    machine,
-)
+from abi_compare import input_of, load  # noqa: E402
+from timing import KiB, MiB, GraphSampler, HostSampler, interleaved, machine, medians  # noqa: E402
 
-KiB = 1024
 CALL_SIZES = (4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB)
 DENSE_SIZES = (1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB)
+DENSE_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.int8)
+VIEW_DTYPES = (torch.float32, torch.bfloat16)
+# --quick: in the L2 (1, 16 MiB) and in DRAM (256 MiB), one float of each width class.
+QUICK_DENSE_SIZES = (1 * MiB, 16 * MiB, 256 * MiB)
+QUICK_DTYPES = (torch.float32, torch.bfloat16)
 VIEW_SOURCE = (8192, 16384)
 
 
@@ -78,16 +78,30 @@ def check(peers: dict, x: torch.Tensor) -> None:
         assert torch.equal(result, expected), name
 
 
-def measure_with(measure):
-    def run(fn):
+class ForcedSampler:
+    """A sampler of a Forced call: the threshold patched for each sample, not each call."""
+
+    def __init__(self, forced: Forced, sampler):
+        self.forced, self.sampler = forced, sampler
+
+    def sample(self) -> float:
+        with self.forced:
+            return self.sampler.sample()
+
+
+def timed(peers: dict, sampler_of, repeats: int) -> dict[str, float]:
+    """Median seconds per call of each peer, interleaved (timing.interleaved)."""
+    samplers = {}
+    for name, fn in peers.items():
         if isinstance(fn, Forced):
             with fn:
-                return measure(fn)
-        return measure(fn)
-    return run
+                samplers[name] = ForcedSampler(fn, sampler_of(fn))
+        else:
+            samplers[name] = sampler_of(fn)
+    return medians(interleaved(samplers, repeats))
 
 
-def call_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict]:
+def call_rows(triton, compiled, repeats: int, quick: bool, device: str = "cuda") -> list[dict]:
     module = noarch_module(triton)
     rows = []
     for size in CALL_SIZES:
@@ -106,16 +120,16 @@ def call_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict
             "clamp_min(x, 0, out=o)": lambda: torch.clamp_min(x, 0, out=o),
         }
         check(peers, x)
-        medians = interleaved_medians(peers, measure_with(lambda fn: host_time_per_call(fn, device, 1000)), repeats)
-        rows.append({"kind": "calls", "dtype": "float32", "bytes": size, "seconds": medians})
+        seconds = timed(peers, lambda fn: HostSampler(fn, device=device, calls=1000), repeats)
+        rows.append({"kind": "calls", "dtype": "float32", "bytes": size, "seconds": seconds})
         print(rows[-1], flush=True)
     return rows
 
 
-def dense_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict]:
+def dense_rows(triton, compiled, repeats: int, quick: bool, device: str = "cuda") -> list[dict]:
     rows = []
-    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int8):
-        for size in DENSE_SIZES:
+    for dtype in QUICK_DTYPES if quick else DENSE_DTYPES:
+        for size in QUICK_DENSE_SIZES if quick else DENSE_SIZES:
             x = input_of(dtype, size // dtype.itemsize, device)
             o = torch.empty_like(x)
             peers = {
@@ -127,16 +141,16 @@ def dense_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dic
                 "clamp_min(x, 0, out=o)": lambda: torch.clamp_min(x, 0, out=o),
             }
             check(peers, x)
-            medians = interleaved_medians(peers, gpu_time_per_call, repeats)
-            rows.append({"kind": "dense", "dtype": str(dtype).removeprefix("torch."), "bytes": size, "seconds": medians})
+            seconds = timed(peers, GraphSampler, repeats)
+            rows.append({"kind": "dense", "dtype": str(dtype).removeprefix("torch."), "bytes": size, "seconds": seconds})
             print(rows[-1], flush=True)
             del x, o
     return rows
 
 
-def view_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict]:
+def view_rows(triton, compiled, repeats: int, quick: bool, device: str = "cuda") -> list[dict]:
     rows = []
-    for dtype in (torch.float32, torch.bfloat16):
+    for dtype in QUICK_DTYPES[:1] if quick else VIEW_DTYPES:
         rows_, cols = VIEW_SOURCE
         source = input_of(dtype, rows_ * cols, device).view(rows_, cols)
         half = cols // 2
@@ -153,9 +167,9 @@ def view_rows(triton, compiled, repeats: int, device: str = "cuda") -> list[dict
                 "torch.relu(v)": lambda: torch.relu(v),
             }
             check(peers, v)
-            medians = interleaved_medians(peers, gpu_time_per_call, repeats)
+            seconds = timed(peers, GraphSampler, repeats)
             rows.append({"kind": "views", "dtype": str(dtype).removeprefix("torch."), "view": label,
-                         "bytes": v.numel() * v.element_size(), "seconds": medians})
+                         "bytes": v.numel() * v.element_size(), "seconds": seconds})
             print(rows[-1], flush=True)
         del source, views
     return rows
@@ -219,6 +233,8 @@ def main() -> None:
     parser.add_argument("--compiled", type=Path, help="a compiled CUDA variant")
     parser.add_argument("--parts", nargs="+", choices=["calls", "dense", "views"], default=["calls", "dense", "views"])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true",
+                        help="dense: float32 and bfloat16 at 1, 16, 256 MiB; views: float32 only")
     parser.add_argument("--revision", default="unknown", help="the git revision measured")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--report-only", action="store_true", help="rewrite report.md from <out>/triton_compare.json")
@@ -232,7 +248,7 @@ def main() -> None:
     triton, compiled = load(args.triton), load(args.compiled)
     assert triton is not compiled and triton.__name__ != compiled.__name__
     result = {
-        "command": "python benchmarks/triton_compare.py " + " ".join(
+        "command": "python benchmarks/studies/triton_compare.py " + " ".join(
             f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in vars(args).items() if k != "out"),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine("cuda"), "python": platform.python_version(), "torch": torch.__version__,
@@ -244,7 +260,7 @@ def main() -> None:
     parts = {"calls": call_rows, "dense": dense_rows, "views": view_rows}
     with torch.no_grad():
         for part in args.parts:
-            result["rows"] += parts[part](triton, compiled, args.repeats)
+            result["rows"] += parts[part](triton, compiled, args.repeats, args.quick)
             # Rewritten after every part: a run cut short keeps what it measured.
             (args.out / "triton_compare.json").write_text(json.dumps(result, indent=1) + "\n")
             (args.out / "report.md").write_text(report(result))
