@@ -2,8 +2,9 @@
 kernel-builder produces (see README.md, "Building"), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
-    python scripts/build_variant.py --target aarch64 [--backend cpu|cuda] ...   # cross-build
                                     [--cuda-toolchain scripts/toolchains/cuda12.sh]
+    python scripts/build_variant.py --target aarch64 [--backend cpu|cuda] ...   # cross-build
+    python scripts/build_variant.py --noarch [--backend cpu|cuda]      (build/torch-<backend>)
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
@@ -18,6 +19,10 @@ What comes from where:
     (aarch64-linux-gnu-g++ against aarch64 torch's headers and libraries, nvcc with that g++
     as host compiler), called directly;
   - the digest in metadata.json: kernels._rust.Digest.hash_variant.
+
+--noarch stages kernel-builder's noarch variant of a backend instead (what a [torch-noarch]
+project builds): the same Python package, no binary, and an _ops.py that registers the ops
+from Python (torch-ext/relu/_noarch.py: Triton on CUDA tensors, torch ops on CPU tensors).
 """
 
 from __future__ import annotations
@@ -81,6 +86,42 @@ def add_op_namespace_prefix(op_name: str) -> str:
     """Prefix op by namespace."""
     return f"{id}::{{op_name}}"
 '''
+
+# A noarch variant's _ops.py: the ops come from Python (_noarch.py), not from a library.
+NOARCH_OPS_PY = '''\
+import torch
+from ._noarch import register_ops
+ops = register_ops("{id}", "{backend}", "{dtype_table}")
+
+
+def add_op_namespace_prefix(op_name: str) -> str:
+    """Prefix op by namespace."""
+    return f"{id}::{{op_name}}"
+'''
+
+DTYPE_TABLE_HEADER = ROOT / "relu-common" / "relu_dtypes.h"
+DTYPE_ROW = re.compile(r'^\s*ROW\((\w+), (\w+), "(\w+)"\)', re.MULTILINE)
+
+
+def dtype_table_text() -> str:
+    """The text of the binding's dtype_table op ("float32=1,...,int8=0,..."), rendered from the
+    header's one table for a noarch variant, which has no binary to ask: names in the table's
+    order, "=1" where relu has a gradient (the header's kHasGradient: IEEE floats of 2 bytes
+    or more). tests/test_package.py holds it equal to the compiled op's text."""
+    import torch
+
+    table = DTYPE_TABLE_HEADER.read_text().split("#define RELU_DTYPE_TABLE(ROW)", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for _, _, name in DTYPE_ROW.findall(table):
+        dtype = getattr(torch, name)
+        rows.append(f"{name}={int(dtype.is_floating_point and dtype.itemsize >= 2)}")
+    return ",".join(rows)
+
+
+# The modules of the Python package that only noarch variants use (a compiled variant's ops
+# come from its library), and the one only the CUDA one does.
+NOARCH_MODULES = ("_noarch.py", "_triton.py")
+TRITON_MODULE = "_triton.py"
 
 # The compat package build/<variant>/<name>/: `sys.path.insert(0, <variant dir>); import
 # <name>` lands here and loads the variant directory itself as the package.
@@ -229,6 +270,28 @@ def variant_name(config: dict, backend_name: str, cross: CrossToolchain | None =
         sys.exit(f"kernels would not load {name} on a torch {torch_version} "
                  f"{system_backend.variant_str} system: {trace[0].reason}")
     return name
+
+
+def noarch_variant_name(backend_name: str) -> str:
+    """torch-<backend>, from kernels' own types; kernels' resolver must accept it here when
+    this machine runs that backend (any torch version: noarch variants carry no ABI)."""
+    import torch
+    from kernels.variants import (Noarch, NoarchVariant, TorchNoarch, VariantAccepted, parse_variant,
+                                  resolve_variant)
+
+    variant = NoarchVariant(framework=TorchNoarch(), arch=Noarch(backend_name=backend_name))
+    name = variant.variant_str
+    if parse_variant(name) != variant:
+        sys.exit(f"kernels does not read {name} back as the variant staged")
+    if backend_name == "cpu" or torch.version.cuda is not None:
+        _, trace = resolve_variant([variant], backend=backend_name)
+        if not isinstance(trace[0], VariantAccepted):
+            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    return name
+
+
+def python_package(config: dict) -> Path:
+    return ROOT / "torch-ext" / config["general"]["name"].replace("-", "_")
 
 
 def sources_for(config: dict, backend: str) -> list[Path]:
@@ -399,23 +462,34 @@ def cross_compile_extension(ext_id: str, backend: str, sources: list[Path], arch
     return library
 
 
-def write_variant(config: dict, ext_id: str, backend: str, library: Path, archs: list[str],
+def write_variant(config: dict, ext_id: str, backend: str, library: Path | None, archs: list[str],
                   variant_dir: Path) -> None:
+    """build/<variant>: the Python package, the library (None: a noarch variant, whose ops
+    _noarch.py registers), _ops.py, the compat package and metadata.json."""
     from kernels._rust import Digest, DigestAlgorithm, Metadata
 
     name = config["general"]["name"]
-    python_package = ROOT / "torch-ext" / name.replace("-", "_")
     if variant_dir.exists():
         shutil.rmtree(variant_dir)  # a stale .so of an older namespace must not linger
-    shutil.copytree(python_package, variant_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    shutil.copy2(library, variant_dir / f"{ext_id}.abi3.so")
-    (variant_dir / "_ops.py").write_text(OPS_PY.format(id=ext_id))
+    if library is not None:
+        skipped = NOARCH_MODULES
+    else:
+        skipped = (TRITON_MODULE,) if backend != "cuda" else ()
+    skipped = ("__pycache__", "*.pyc", *skipped)
+    shutil.copytree(python_package(config), variant_dir, ignore=shutil.ignore_patterns(*skipped))
+    if library is not None:
+        shutil.copy2(library, variant_dir / f"{ext_id}.abi3.so")
+    ops_py = OPS_PY if library is not None else NOARCH_OPS_PY
+    dtype_table = dtype_table_text() if library is None else ""
+    (variant_dir / "_ops.py").write_text(ops_py.format(id=ext_id, backend=backend, dtype_table=dtype_table))
     compat = variant_dir / name.replace("-", "_")
     compat.mkdir()
     (compat / "__init__.py").write_text(COMPAT_INIT_PY.format(id=ext_id))
 
     backend_info = {"type": backend}
-    if backend == "cuda":
+    # A noarch CUDA variant lists no archs: Triton compiles for the GPU it finds, and kernels'
+    # arch check (kernels/archs.py) passes a variant whose backend.archs is empty.
+    if backend == "cuda" and archs:
         backend_info["archs"] = archs
     digest = Digest.hash_variant(DigestAlgorithm.SHA256, variant_dir)
     metadata = {
@@ -431,6 +505,19 @@ def write_variant(config: dict, ext_id: str, backend: str, library: Path, archs:
     metadata_path = variant_dir / "metadata.json"
     metadata_path.write_text(json.dumps({k: v for k, v in metadata.items() if v is not None}, indent=2) + "\n")
     Metadata.read_from_file(metadata_path)  # kernels must be able to read what we wrote
+
+
+def stage_noarch(config: dict, backend: str, build_dir: Path) -> None:
+    """build/torch-<backend>: nothing to compile; the op namespace hashes the Python package."""
+    if backend not in config["general"]["backends"]:
+        sys.exit(f"build.toml does not list backend {backend}")
+    variant = noarch_variant_name(backend)
+    sources = sorted(p for p in python_package(config).rglob("*.py") if "__pycache__" not in p.parts)
+    uid = source_uid([*sources, DTYPE_TABLE_HEADER], ["noarch", backend])
+    ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
+    variant_dir = build_dir / variant
+    write_variant(config, ext_id, backend, None, [], variant_dir)
+    print(variant_dir)
 
 
 def main() -> None:
@@ -449,11 +536,18 @@ def main() -> None:
     parser.add_argument("--target", choices=["aarch64"], default=None,
                         help="cross-build for this Linux machine (default: build for this one), with "
                              "the toolchain of scripts/toolchains/<target>.sh (source its env file)")
+    parser.add_argument("--noarch", action="store_true",
+                        help="stage the backend's noarch variant build/torch-<backend> (Python only)")
     args = parser.parse_args()
 
     config = read_build_toml()
+    if args.noarch and args.target:
+        parser.error("--noarch variants hold no binary: there is nothing to cross-build")
     cross = CrossToolchain.from_env(args.target) if args.target else None
     backend = args.backend or ("cpu" if cross else default_backend())
+    if args.noarch:
+        stage_noarch(config, backend, args.build_dir.resolve())
+        return
     if args.cuda_toolchain:  # before torch.utils.cpp_extension reads CUDA_HOME
         printed = subprocess.run([str(args.cuda_toolchain)], stdout=subprocess.PIPE, text=True, check=True)
         os.environ["CUDA_HOME"] = printed.stdout.strip().splitlines()[-1]

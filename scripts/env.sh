@@ -2,7 +2,7 @@
 # build and test tools. That is python3 itself where it has them (the H200 image, with
 # kernels carried as wheels), else ./.venv, created and filled on first use.
 _relu_env_ready() {
-  "$1" -c 'import torch, kernels, pytest, numpy; import torch.utils.cpp_extension as c; c.verify_ninja_availability()' 2>/dev/null
+  "$1" -c 'import torch, kernels, pytest, numpy, triton; import torch.utils.cpp_extension as c; c.verify_ninja_availability()' 2>/dev/null
 }
 if _relu_env_ready python3; then
   PYTHON=python3

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The release build: every variant of the release set (scripts/release_set.py: the torch
 # stable-ABI cpu, cu130 and cu124 variants for x86_64, cpu and cu130 for aarch64, one binary
-# each for every torch from 2.11 on), staged with the benchmarks and README into relu-build/
-# (what the Hub's v3 branch holds), then the whole suite on exactly those binaries.
+# each for every torch from 2.11 on, and the noarch torch-cpu and torch-cuda, Python only, for
+# every other torch and CPU), staged with the benchmarks and README into relu-build/ (what the
+# Hub's v3 branch holds), then the whole suite on exactly those binaries.
 #
 #   scripts/release.sh            # relu-build/build/<each variant of the release set>
 #

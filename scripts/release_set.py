@@ -12,7 +12,11 @@ release command, the staging and tests/test_variants.py read it; nothing else na
 A Python table rather than TOML beside build.toml: build.toml is kernel-builder's input and
 kernels' parser validates it, while this list is our release's and needs code anyway (each
 row's CUDA archs follow from build.toml by kernel-builder's rule, scripts/cuda_archs.py).
-A row is one ReleaseVariant: a new platform or toolchain adds rows, not code paths.
+A row is one ReleaseVariant: a new platform or toolchain adds rows, not code paths. The noarch
+rows (torch-cpu, torch-cuda: kernel-builder's noarch variants, Python only, staged by
+scripts/build_variant.py --noarch) are ReleaseVariants too, with the PYTHON_ONLY toolchain:
+kernels accepts them on any torch and CPU and ranks them after every accepted compiled
+variant, so they serve only where no compiled one loads (torch < 2.11, aarch64, CUDA 11).
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ AARCH64_CROSS = Toolchain("Debian's aarch64-linux-gnu-g++ 12 against aarch64 tor
 AARCH64_CROSS_NVCC_13 = Toolchain("this machine's nvcc 13.0, Debian's aarch64-linux-gnu-g++ 12 as host compiler, "
                                   "against aarch64 torch 2.13.0 and libcudart from PyPI (scripts/toolchains/aarch64.sh)",
                                   cuda="13.0", cross_env_script="scripts/toolchains/aarch64.sh")
+# Nothing compiles a noarch variant: its ops are registered from Python (torch-ext/relu/_noarch.py).
+PYTHON_ONLY = Toolchain("none: Python only (torch-ext/relu/_noarch.py registers the ops)")
 
 
 @dataclass(frozen=True)
@@ -60,11 +66,16 @@ class ReleaseVariant:
     name: str  # build/<name>, as kernels spells it and build_variant.py names it
     backend: str  # build_variant.py --backend
     toolchain: Toolchain
-    platform: str = "x86_64"  # the CPU it runs on, as kernels spells it
+    platform: str = "x86_64"  # the CPU it runs on, as kernels spells it; "any" for noarch
     cuda_archs: tuple[str, ...] = ()  # --cuda-archs; () for kernel-builder's from build.toml
 
+    @property
+    def noarch(self) -> bool:
+        return self.toolchain is PYTHON_ONLY
+
     def archs(self) -> tuple[str, ...]:
-        """The CUDA archs the binary holds (metadata.json's backend.archs); () for no CUDA."""
+        """The CUDA archs the binary holds (metadata.json's backend.archs); () for no CUDA
+        binary (a noarch torch-cuda lists none: Triton compiles for the GPU it finds)."""
         if self.toolchain.cuda is None:
             return ()
         if self.cuda_archs:
@@ -73,6 +84,8 @@ class ReleaseVariant:
 
     def build_args(self) -> list[str]:
         args = ["--backend", self.backend]
+        if self.noarch:
+            return ["--noarch", *args]
         if self.toolchain.cuda_home_script:
             args += ["--cuda-toolchain", self.toolchain.cuda_home_script]
         if self.toolchain.cross_env_script:
@@ -90,6 +103,9 @@ RELEASE = (
     # Grace (GH200, GB200), DGX Spark (GB10), Graviton, Ampere Altra: cross-built here.
     ReleaseVariant("torch-stable-abi211-cpu-aarch64-linux", "cpu", AARCH64_CROSS, platform="aarch64"),
     ReleaseVariant("torch-stable-abi211-cu130-aarch64-linux", "cuda", AARCH64_CROSS_NVCC_13, platform="aarch64"),
+    # Every torch (2.9, 2.10 included), any CPU: where no compiled variant loads.
+    ReleaseVariant("torch-cpu", "cpu", PYTHON_ONLY, platform="any"),
+    ReleaseVariant("torch-cuda", "cuda", PYTHON_ONLY, platform="any"),
 )
 
 

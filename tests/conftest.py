@@ -34,6 +34,12 @@ def target_id(target: tuple[str, str]) -> str:
     return backend if backend == device else f"{backend}-variant-on-{device}"
 
 
+# RELU_TEST_TARGETS="cuda ...": only these targets (ids as above), e.g. the GPU alone on the
+# H200 where CI has run the CPU ones.
+if os.environ.get("RELU_TEST_TARGETS"):
+    TARGETS = [t for t in TARGETS if target_id(t) in os.environ["RELU_TEST_TARGETS"].split()]
+
+
 def build_command(backend: str) -> list[str]:
     command = [sys.executable, str(ROOT / "scripts" / "build_variant.py"), "--backend", backend]
     archs = os.environ.get("RELU_CUDA_ARCHS")  # e.g. "9.0": a faster build on the H200
@@ -75,10 +81,26 @@ def pytest_sessionstart(session):
         VARIANT_DIRS[backend] = Path(built.stdout.strip().splitlines()[-1])
 
 
+def is_noarch(variant_dir: Path) -> bool:
+    """A noarch variant (torch-cpu, torch-cuda): Python only, its ops registered from Python."""
+    from kernels.variants import NoarchVariant, parse_variant
+
+    return isinstance(parse_variant(variant_dir.name), NoarchVariant)
+
+
+# RELU_TEST_SMALL_CALL_BYTES=<n>: the torch-cuda variant's small-call threshold for this run
+# (its _noarch.SMALL_CALL_BYTES). 0 sends every CUDA call through Triton: most tests use
+# tensors far below the shipped threshold, which would otherwise test the torch path there.
+SMALL_CALL_BYTES = os.environ.get("RELU_TEST_SMALL_CALL_BYTES")
+
+
 def load_kernel(backend: str):
     from kernels import get_kernel
 
-    return get_kernel(REPO_ID, version=3, backend=backend)
+    kernel = get_kernel(REPO_ID, version=3, backend=backend)
+    if SMALL_CALL_BYTES is not None and is_noarch(VARIANT_DIRS[backend]):
+        sys.modules[f"{kernel.__name__}._noarch"].SMALL_CALL_BYTES = int(SMALL_CALL_BYTES)
+    return kernel
 
 
 @pytest.fixture(scope="session", params=TARGETS, ids=target_id)
@@ -112,3 +134,15 @@ def ops(kernel):
 @pytest.fixture(scope="session")
 def variant_dir(backend) -> Path:
     return VARIANT_DIRS[backend]
+
+
+@pytest.fixture(scope="session")
+def noarch(variant_dir) -> bool:
+    return is_noarch(variant_dir)
+
+
+@pytest.fixture
+def compiled_variant(noarch):
+    """For tests of what only a compiled variant has (its binary, its CPU ISA variants)."""
+    if noarch:
+        pytest.skip("a noarch variant has no binary: its ops are registered from Python")

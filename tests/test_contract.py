@@ -245,6 +245,28 @@ def test_binding_and_python_checker_say_one_text(kernel, ops, device, case):
     assert isinstance(checker.value, TypeError) == case.endswith(("x-dtype", "x-dtype-out", "out-dtype"))
 
 
+def test_partial_overlap_and_backward_errors_say_the_binding_text(kernel, ops, device):
+    """The checks the noarch ops take from _checks.py beyond check_arguments: the partial
+    overlap error and relu_backward's, in the op's words and type (ValueError)."""
+    base = random_input(100, torch.float32, device)
+    with pytest.raises(ValueError) as binding:
+        ops.relu_out(base[10:70], base[:60])
+    with pytest.raises(ValueError) as checker:
+        kernel._checks.raise_partial_overlap()
+    assert str(checker.value) == str(binding.value)
+    result = random_input((2, 3), torch.float32, device)
+    for grad_out, res in [
+        (result.to(torch.int8), result.to(torch.int8)),
+        (result.double(), result),
+        (result[:1], result),
+    ] + ([(result.cpu(), result)] if device != "cpu" else []):
+        with pytest.raises(ValueError) as binding:
+            ops.relu_backward(grad_out, res)
+        with pytest.raises(ValueError) as checker:
+            kernel._checks.check_backward_arguments(grad_out, res)
+        assert str(checker.value) == str(binding.value)
+
+
 def test_python_dtype_sets_come_from_the_binding_table(kernel, ops):
     """The package's dtype sets are the binding's one table (dtype_table), read at import;
     checked against the tests' own lists, not against that table."""

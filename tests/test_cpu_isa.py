@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from conftest import KERNEL_ROOT, REPO_ID, ROOT
+from conftest import KERNEL_ROOT, REPO_ID, ROOT, VARIANT_DIRS, is_noarch
 
 CHECK = textwrap.dedent(
     """
@@ -59,6 +59,8 @@ def run_check(isa: str, check: str) -> subprocess.CompletedProcess:
     """Runs `check` (a script with {tests} and {repo} to fill) in a fresh interpreter whose
     CPU kernel is capped at `isa` (RELU_CPU_ISA), loading this build through LOCAL_KERNELS.
     Skips when the CPU lacks `isa`; fails when the script does."""
+    if is_noarch(VARIANT_DIRS["cpu"]):
+        pytest.skip("the noarch torch-cpu variant runs torch's own ops: no ISA variants of its own")
     needed = {"portable": None, "avx2": "avx2", "avx512": "avx512bw"}.get(isa)
     if needed and not cpu_supports(needed):
         pytest.skip(f"this CPU lacks {needed}")

@@ -96,6 +96,9 @@ def test_release_names_are_what_kernels_reads_from_each_row():
     for row in release_set.RELEASE:
         parsed = parse_variant(row.name)
         assert parsed.variant_str == row.name
+        if row.noarch:  # torch-<backend>: no CPU, OS or ABI in the name
+            assert parsed.arch.backend_name == row.backend and row.platform == "any", row.name
+            continue
         assert parsed.arch.platform == row.platform and parsed.arch.os == "linux", row.name
         if row.backend == "cpu":
             assert parsed.arch.backend == CPU(), row.name
@@ -140,7 +143,7 @@ def archs_in_binary(library: Path, cuobjdump: str) -> list[str]:
     return sorted((a + "+PTX" if a in ptx else a for a in cubins), key=lambda a: cuda_archs._version(a))
 
 
-def test_cuda_binary_holds_exactly_the_declared_archs(variant_dir, backend):
+def test_cuda_binary_holds_exactly_the_declared_archs(variant_dir, backend, compiled_variant):
     if backend != "cuda":
         pytest.skip("a CPU variant holds no GPU code")
     cuobjdump = find_cuobjdump()

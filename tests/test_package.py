@@ -34,6 +34,19 @@ def test_build_toml_is_valid_for_kernel_builder():
     assert {k["backend"] for k in config["kernel"].values()} == {"cpu", "cuda", "xpu"}
 
 
+def test_noarch_needs_a_project_of_its_own(tmp_path):
+    """README "Noarch variants": kernel-builder builds torch-cpu/torch-cuda from a
+    [torch-noarch] project, and its parser refuses one beside [torch]."""
+    from kernels._rust import Backend, Build
+
+    general = '[general]\nname = "relu"\nversion = 3\nedition = 5\nlicense = "Apache-2.0"\nbackends = ["cpu", "cuda"]\n'
+    (tmp_path / "build.toml").write_text(general + "[torch-noarch]\n")
+    assert set(Build.open(tmp_path).general.backends) == {Backend.CPU, Backend.CUDA}
+    (tmp_path / "build.toml").write_text(general + '[torch]\nsrc = []\n[torch-noarch]\n')
+    with pytest.raises(Exception, match="torch-noarch"):
+        Build.open(tmp_path)
+
+
 def test_flake_uses_kernel_builder():
     flake = (ROOT / "flake.nix").read_text()
     assert "kernel-builder.lib.genKernelFlakeOutputs" in flake
@@ -47,7 +60,7 @@ def test_variant_name_is_accepted_by_kernels(variant_dir, backend):
     assert isinstance(trace[0], VariantAccepted), trace[0]
 
 
-def test_variant_layout_and_metadata(variant_dir, backend, kernel):
+def test_variant_layout_and_metadata(variant_dir, backend, kernel, noarch):
     from kernels._rust import Digest, Metadata
 
     metadata = Metadata.read_from_file(variant_dir / "metadata.json")
@@ -55,16 +68,27 @@ def test_variant_layout_and_metadata(variant_dir, backend, kernel):
     assert metadata.version == 3
     assert metadata.license == "Apache-2.0"
     assert str(metadata.backend.backend_type).lower() == backend
-    if backend == "cuda":
+    if backend == "cuda" and not noarch:
         assert metadata.backend.archs, "CUDA builds must list backend.archs"
+    if noarch:
+        # Triton compiles for the GPU it finds: no archs, so kernels' arch check passes it.
+        assert not metadata.backend.archs
+        assert metadata.python_depends == [], "kernels 0.17.2 rejects triton there"
     ext_id = metadata.id
     assert ext_id.startswith(f"_relu_{backend}_")
-    assert (variant_dir / f"{ext_id}.abi3.so").is_file()
     assert (variant_dir / "__init__.py").is_file()
     assert (variant_dir / "layers.py").is_file()
     assert (variant_dir / "relu" / "__init__.py").is_file()  # compat package for sys.path users
     ops_py = (variant_dir / "_ops.py").read_text()
-    assert f"from . import {ext_id}" in ops_py
+    if noarch:
+        assert not list(variant_dir.glob("*.so"))
+        assert f'register_ops("{ext_id}", "{backend}", ' in ops_py
+        assert (variant_dir / "_noarch.py").is_file()
+        assert (variant_dir / "_triton.py").is_file() == (backend == "cuda")
+    else:
+        assert (variant_dir / f"{ext_id}.abi3.so").is_file()
+        assert f"from . import {ext_id}" in ops_py
+        assert not (variant_dir / "_noarch.py").exists() and not (variant_dir / "_triton.py").exists()
     assert kernel._ops.add_op_namespace_prefix("relu") == f"{ext_id}::relu"
     assert kernel._ops.ops is getattr(torch.ops, ext_id)
     # The digest covers every file but metadata.json and still matches what is on disk.
@@ -95,7 +119,7 @@ KNOWN_MANYLINUX_2_28_VIOLATIONS = {
 }
 
 
-def test_abi(variant_dir):
+def test_abi(variant_dir, compiled_variant):
     from kernel_abi_check import ObjectFile
 
     library = next(variant_dir.glob("*.abi3.so"))
@@ -111,7 +135,7 @@ def test_abi(variant_dir):
 TORCH_CPP_NAME = re.compile(r"(^|[^A-Za-z0-9_])(at|c10|torch)::")
 
 
-def test_extension_imports_only_the_stable_c_abi(variant_dir):
+def test_extension_imports_only_the_stable_c_abi(variant_dir, compiled_variant):
     """The torch stable ABI promise: the binary needs torch's C shim functions only, so one
     build loads on every torch from 2.11 on. Which shim functions exist in 2.11 is proven by
     loading there (the H200 run, README "Support")."""
@@ -182,3 +206,15 @@ def test_kernels_benchmark_runs_on_the_checkout(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert json.loads(output.read_text())
+
+
+def test_noarch_dtype_table_is_the_binding_table(ops):
+    """A noarch variant's dtype_table() is rendered at staging from relu-common/relu_dtypes.h
+    (scripts/build_variant.py), not asked of a binary: the rendering must be the compiled op's
+    text, so the header stays the one dtype table. Compared with the op of the variant under
+    test: on a compiled one this holds the rendering to C++, on a noarch one the staged text
+    to the header now."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_variant
+
+    assert build_variant.dtype_table_text() == ops.dtype_table()

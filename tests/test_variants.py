@@ -1,8 +1,8 @@
 """What `kernels` (0.17.2) picks from our release set on each user system, and which GPUs
 the picked CUDA variant then serves.
 
-The release set (scripts/release_set.py) holds three variants, all built against the torch
-2.11 stable ABI: cpu, cu130 and cu124. On x86_64 Linux a user gets:
+The release set (scripts/release_set.py) holds three compiled variants, all built against
+the torch 2.11 stable ABI: cpu, cu130 and cu124. On x86_64 Linux a user gets:
 
 - torch 2.11 ... 2.15, CPU torch:                 the cpu variant.
 - torch 2.11 ... 2.15, CUDA 13.0 or 13.2:         the cu130 variant (a cu13x variant serves
@@ -10,6 +10,10 @@ The release set (scripts/release_set.py) holds three variants, all built against
 - torch 2.11 ... 2.15, CUDA 12.6, 12.8 or 12.9:   the cu124 variant (12.4 <= their minor).
 - a CUDA torch with `backend="cpu"` asked:        the cpu variant.
 - torch 2.10 (older than the stable ABI 2.11):    nothing, whatever the backend.
+
+That is the compiled variants alone (CASES below). The release also ships the noarch
+variants torch-cpu and torch-cuda, which take every cell left empty above (the tests at the
+end, over scripts/release_set.py).
 
 Every case goes through the public `kernels.variants.resolve_variant(variants, backend=...)`,
 the call `get_kernel`/`get_local_kernel` make. It has no parameter for the system: it detects
@@ -42,9 +46,11 @@ from kernels.variants import VariantAccepted, VariantRejected, parse_variant, re
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import release_set  # noqa: E402
 
+RELEASE = tuple(variant.name for variant in release_set.RELEASE)
+COMPILED_RELEASE = tuple(variant.name for variant in release_set.RELEASE if not variant.noarch)
 # The x86_64 cases' candidates; the aarch64 cases below add ARM_RELEASE.
-RELEASE = tuple(v.name for v in release_set.RELEASE if v.platform == "x86_64")
-ARM_RELEASE = tuple(v.name for v in release_set.RELEASE if v.platform == "aarch64")
+X86_RELEASE = tuple(v.name for v in release_set.RELEASE if not v.noarch and v.platform == "x86_64")
+ARM_RELEASE = tuple(v.name for v in release_set.RELEASE if not v.noarch and v.platform == "aarch64")
 
 
 def released(backend: str, cuda: str | None = None, platform: str = "x86_64") -> str:
@@ -117,7 +123,7 @@ class Case:
 
     @property
     def candidates(self) -> tuple[str, ...]:
-        return RELEASE + self.also_offered
+        return X86_RELEASE + self.also_offered
 
     def __str__(self) -> str:
         asked = f"-asks-{self.asks_backend}" if self.asks_backend else ""
@@ -214,7 +220,7 @@ def test_kernels_picks_intended_variant(case: Case):
 # ---- aarch64 Linux (Grace Hopper/Blackwell, DGX Spark, Graviton, Ampere Altra) ----------
 # The release set's aarch64 variants, cross-built here. On an aarch64 system the x86_64
 # variants are refused for their CPU, which kernels checks first.
-ON_ARM = {name: "CPU (x86_64) does not match system CPU (aarch64)" for name in RELEASE}
+ON_ARM = {name: "CPU (x86_64) does not match system CPU (aarch64)" for name in X86_RELEASE}
 ARM_BOTH_TORCH_TOO_OLD = {ARM_CPU: TORCH_TOO_OLD, ARM_CU130: TORCH_TOO_OLD}
 
 
@@ -244,10 +250,59 @@ def test_kernels_picks_intended_aarch64_variant(case: Case):
 
 
 def test_tables_cover_the_release_set():
-    """Every variant of the release set is a candidate of the x86_64 or the aarch64 cases."""
-    assert sorted(RELEASE + ARM_RELEASE) == sorted(v.name for v in release_set.RELEASE)
+    """Every compiled variant of the release set is a candidate of the x86_64 or the aarch64
+    cases."""
+    assert sorted(X86_RELEASE + ARM_RELEASE) == sorted(COMPILED_RELEASE)
+    assert {v.platform for v in release_set.RELEASE if not v.noarch} == {"x86_64", "aarch64"}
 
 
+# ---- The whole release set, noarch variants included (scripts/release_set.py). kernels ranks
+# noarch variants (torch-cpu, torch-cuda) after every accepted compiled one and accepts them on
+# any torch version whose backend matches: they fill exactly the cells no compiled build serves.
+SYSTEM_BACKENDS = ["cpu", "cu126", "cu128", "cu130", "cu132"]
+CPU_ARCHS = ["x86_64", "aarch64"]
+
+
+def pick(candidates, system: System, asks_backend: str | None = None) -> str | None:
+    with fake_system(system):
+        picked, _ = resolve_variant([parse_variant(name) for name in candidates], backend=asks_backend)
+    return picked.variant_str if picked else None
+
+
+def noarch_for(system_backend: str) -> str:
+    return "torch-cpu" if system_backend == "cpu" else "torch-cuda"
+
+
+def test_release_set_has_both_noarch_variants():
+    assert set(RELEASE) - set(COMPILED_RELEASE) == {"torch-cpu", "torch-cuda"}
+    for name in ("torch-cpu", "torch-cuda"):
+        row = release_set.variant(name)
+        assert row.build_args() == ["--noarch", "--backend", row.backend] and row.archs() == ()
+
+
+@pytest.mark.parametrize("arch", CPU_ARCHS)
+@pytest.mark.parametrize("system_backend", SYSTEM_BACKENDS)
+@pytest.mark.parametrize("torch_version", ["2.9", "2.10"])
+def test_torch_older_than_the_stable_abi_gets_a_noarch_variant(torch_version, system_backend, arch):
+    system = System(torch_version, system_backend, arch=arch)
+    assert pick(COMPILED_RELEASE, system) is None, "no compiled variant serves torch < 2.11"
+    assert pick(RELEASE, system) == noarch_for(system_backend)
+    assert pick(RELEASE, system, asks_backend="cpu") == "torch-cpu"
+
+
+@pytest.mark.parametrize("arch", CPU_ARCHS)
+@pytest.mark.parametrize("system_backend", SYSTEM_BACKENDS)
+@pytest.mark.parametrize("torch_version", ["2.11", "2.12", "2.13", "2.14", "2.15"])
+def test_compiled_variants_keep_precedence_from_torch_2_11(torch_version, system_backend, arch):
+    system = System(torch_version, system_backend, arch=arch)
+    compiled = pick(COMPILED_RELEASE, system)
+    if arch == "x86_64":  # cpu, cu124 (CUDA 12.6, 12.8) and cu130 (CUDA 13.0, 13.2)
+        assert compiled is not None
+    else:  # cpu and cu130 (CUDA 13.0, 13.2); no CUDA 12 variant for aarch64
+        assert (compiled is not None) == (system_backend in ("cpu", "cu130", "cu132"))
+    # Where a compiled variant loads it wins; elsewhere (a CUDA or CPU combination no compiled
+    # build covers) the noarch variant of the system's backend.
+    assert pick(RELEASE, system) == (compiled or noarch_for(system_backend))
 # ---- GPUs --------------------------------------------------------------------------------
 # Each CUDA variant of the release set against the GPUs users have, through kernels' own
 # check of the picked variant (kernels.archs._check_arch_incompatibility). "compiled": a cubin
@@ -313,6 +368,13 @@ def test_gpu_is_served_as_the_table_says(variant, gpu, tmp_path):
     else:
         outcome = JIT
     assert outcome == GPU_TABLE[gpu][CUDA_VARIANTS.index(variant)], f"{gpu} on {variant}: archs {archs}"
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_noarch_cuda_variant_serves_every_gpu(gpu, tmp_path):
+    """torch-cuda declares no archs (Triton compiles for the GPU it finds): kernels' arch
+    check lets it load on every GPU."""
+    assert kernels_serves(list(release_set.variant("torch-cuda").archs()), GPUS[gpu], tmp_path)
 
 
 @pytest.mark.parametrize(("told", "expected"), [(None, "cu130"), ("12.8", "cu128")])

@@ -40,7 +40,9 @@ from timing import MiB, GraphSampler, HostSampler, git_revision, interleaved, ma
 def load(variant_dir: Path):
     from kernels import get_local_kernel
 
-    return get_local_kernel(variant_dir, backend="cpu" if "-cpu-" in variant_dir.name else "cuda")
+    # The variant's own backend (noarch variants, torch-cpu, have no "-cpu-" in their name).
+    backend = json.loads((variant_dir / "metadata.json").read_text())["backend"]["type"]
+    return get_local_kernel(variant_dir, backend=backend)
 
 
 def timed(peers: dict, device: str, kind: str, calls: int, repeats: int) -> dict[str, float]:

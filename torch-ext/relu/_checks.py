@@ -2,7 +2,9 @@
 argument_checks.h), in its words, with the exception type a user expects (TypeError for a
 dtype, as torch raises). The traced path runs them at trace time, before anything is
 written; the eager path runs them only after the binding has refused a call, to give its
-error that type. tests/test_contract.py holds both languages to one text."""
+error that type. The noarch variants' ops (_noarch.py) run them as their checks, with
+check_backward_arguments and raise_partial_overlap, which need what only those ops have.
+tests/test_contract.py holds both languages to one text."""
 
 from typing import Optional
 
@@ -50,4 +52,35 @@ def check_gradient_dtype(x: torch.Tensor) -> None:
         raise TypeError(
             f"relu: x ({x.dtype}) requires grad, but relu has a gradient for "
             f"{', '.join(most)} and {last} only; call it on x.detach() or under torch.no_grad()"
+        )
+
+
+def raise_partial_overlap() -> None:
+    """The binding's error for two dense tensors that share memory without being the same
+    elements; found by whoever has the addresses (the binding, the noarch ops)."""
+    raise ValueError(
+        "relu: out partially overlaps x; pass out=x for in place, or a tensor that does "
+        "not share x's memory"
+    )
+
+
+def check_backward_arguments(grad_out: torch.Tensor, result: torch.Tensor) -> None:
+    """The binding's checks of relu_backward, all ValueError as the op raises them (autograd
+    calls it with what relu() checked; a direct op call can get it wrong)."""
+    if result.dtype not in _dtypes.GRADIENT:
+        raise ValueError(
+            f"relu_backward: result has dtype {_dtypes.name(result.dtype)}; gradients exist for "
+            + ", ".join(map(_dtypes.name, _dtypes.GRADIENT_ORDERED)) + " only"
+        )
+    if grad_out.dtype != result.dtype:
+        raise ValueError(
+            f"relu_backward: grad_out has dtype {_dtypes.name(grad_out.dtype)} but result has dtype "
+            f"{_dtypes.name(result.dtype)}"
+        )
+    if grad_out.device != result.device:
+        raise ValueError(f"relu_backward: grad_out is on {grad_out.device} but result is on {result.device}")
+    if grad_out.shape != result.shape:
+        raise ValueError(
+            f"relu_backward: grad_out has shape {list(grad_out.shape)} but result has shape "
+            f"{list(result.shape)}"
         )
