@@ -86,6 +86,7 @@ def build_toml() -> dict:
 def test_release_cuda_variants_hold_the_expected_archs():
     assert release_set.variant("torch-stable-abi211-cu124-x86_64-linux").archs() == CU124_ARCHS
     assert release_set.variant("torch-stable-abi211-cu130-x86_64-linux").archs() == CU130_ARCHS
+    assert release_set.variant("torch-stable-abi211-cu130-aarch64-linux").archs() == CU130_ARCHS  # same nvcc, same rule
 
 
 def test_release_names_are_what_kernels_reads_from_each_row():

@@ -1,8 +1,9 @@
 """What `kernels` (0.17.2) picks from our release set on each user system, and which GPUs
 the picked CUDA variant then serves.
 
-The release set (scripts/release_set.py) holds three compiled variants, all built against
-the torch 2.11 stable ABI: cpu, cu130 and cu124. On x86_64 Linux a user gets:
+The release set (scripts/release_set.py) holds five compiled variants, all built against
+the torch 2.11 stable ABI: cpu, cu130 and cu124 for x86_64, cpu and cu130 for aarch64
+(ARM_CASES: the same rules on aarch64, with no CUDA 12 variant). On x86_64 Linux a user gets:
 
 - torch 2.11 ... 2.15, CPU torch:                 the cpu variant.
 - torch 2.11 ... 2.15, CUDA 13.0 or 13.2:         the cu130 variant (a cu13x variant serves
