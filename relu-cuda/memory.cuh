@@ -61,21 +61,23 @@ __device__ __forceinline__ void store_vector16(Vector16* address, Vector16 value
 
 // An input whose address differs from out's modulo 16 (x = base[1:] into a fresh output): the
 // 16 input bytes of one out-aligned vector straddle two of the input's aligned 16-byte
-// granules, `lo` and `hi`. Each is loaded whole (LDG.E.128) and the 16 bytes are shifted out
-// of the pair in registers, so every access stays 16 bytes wide on both sides. `granules`
-// points at the aligned granule holding the first of those bytes for vector 0, `shift` (0-15)
-// is how many bytes into it they start. Where shift != 0 both granules hold bytes of the
-// vector's own input (bytes shift.. of lo, ..shift - 1 of hi), so no load reaches a granule
-// outside the input's span. Vector i's hi is vector i + 1's lo: the lane that holds vector
-// i + 1 passes it over (a warp shuffle), so each granule is loaded once; only a warp's last
-// lane, and the lane of the pass's last vector, load their hi themselves.
+// granules. Both are loaded whole (LDG.E.128) and the 16 bytes are shifted out of the pair in
+// registers, so every access stays 16 bytes wide on both sides. `granules` points at the
+// aligned granule holding the first of those bytes for vector 0, `shift` (0-15) is how many
+// bytes into it they start. Where shift != 0 each granule holds at least one byte of the
+// vector's own input (shift <= 15 at one end, 16 - shift >= 1 at the other), so no load
+// reaches a granule outside the input's span; where shift == 0 the second load is the first
+// one again (no granule past the span either). The second granule of vector i is the first
+// of vector i + 1, read by the neighbouring thread: the pair costs L1 traffic, not DRAM bytes.
+// Loading each granule once and passing the neighbour lane's over with a warp shuffle was
+// slower on the H200: 2-3% at 1 MiB, 0.5-1% at 64-256 MiB (faster only at 16 MiB, by 0-2%).
 struct ShiftedVectors {
   const Vector16* granules;
   int shift;
 };
 
-// Where vector 0 of an input that starts at `first_byte` (any address) lies: out-aligned
-// vectors follow every 16 bytes.
+// Where `first_byte`'s vector 0 starts (any address; out-aligned vectors follow every 16
+// bytes).
 __host__ __device__ __forceinline__ ShiftedVectors shifted_vectors(const void* first_byte) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(first_byte);
   const int shift = int(address % kVectorBytes);
@@ -103,32 +105,18 @@ __device__ __forceinline__ Vector16 funnel_vector16(Vector16 lo, Vector16 hi, in
   }
 }
 
-__device__ __forceinline__ Vector16 shuffle_down_vector16(Vector16 v) {
-  constexpr unsigned kWarp = 0xffffffffu;
-  return Vector16{__shfl_down_sync(kWarp, v.x, 1), __shfl_down_sync(kWarp, v.y, 1),
-                  __shfl_down_sync(kWarp, v.z, 1), __shfl_down_sync(kWarp, v.w, 1)};
-}
-
-// Vector i (< n: this thread has one) of a shifted input. Every lane of the warp calls it
-// together, lane l + 1 with vector i + 1 (consecutive threads, blocks of whole warps), outside
-// any branch that differs between lanes: the shuffle needs the whole warp. Both loads are
-// issued before the shuffle waits for either: one memory round trip.
+// Vector `i` of a shifted input: its two granules, loaded with the pass's hint.
 template <CacheHint kHint, int kElementBytes>
-__device__ __forceinline__ Vector16 load_shifted_vector16(const ShiftedVectors& in, int64_t i,
-                                                          int64_t n) {
-  const bool valid = i < n;
-  const bool own_hi = valid && in.shift != 0 && ((threadIdx.x & 31) == 31 || i + 1 >= n);
-  Vector16 lo{0, 0, 0, 0}, own{0, 0, 0, 0};
-  if (valid) lo = load_vector16<kHint>(in.granules + i);
-  if (own_hi) own = load_vector16<kHint>(in.granules + i + 1);
-  const Vector16 next = shuffle_down_vector16(lo);
-  return funnel_vector16<kElementBytes>(lo, own_hi ? own : next, in.shift);
+__device__ __forceinline__ Vector16 load_shifted_vector16(const ShiftedVectors& in, int64_t i) {
+  const Vector16 lo = load_vector16<kHint>(in.granules + i);
+  const Vector16 hi = load_vector16<kHint>(in.granules + i + (in.shift != 0 ? 1 : 0));
+  return funnel_vector16<kElementBytes>(lo, hi, in.shift);
 }
 
 // The inputs of one pass (or one strided row) as 16-byte vectors on out's grid, from element
 // `head` of each (out's first whole vector). kShifted: some input's address differs from out's
-// modulo 16, and every input loads through load_shifted_vector16 (shift 0 for one that does
-// not differ: its lo alone); else plain aligned loads.
+// modulo 16, so every input loads through load_shifted_vector16 (shift 0 for one that does
+// not differ); else plain aligned loads, the shifts never read.
 template <int kInputs, int kElementBytes, bool kShifted>
 struct InputVectors {
   ShiftedVectors in[kInputs];
@@ -145,19 +133,13 @@ struct InputVectors {
     }
   }
 
-  // Aligned inputs: vector i < n of input k, by a thread that has it.
   template <CacheHint kHint>
   __device__ __forceinline__ Vector16 load(int k, int64_t i) const {
-    static_assert(!kShifted, "shifted inputs load through load_in_warp");
-    return load_vector16<kHint>(in[k].granules + i);
-  }
-
-  // Shifted inputs: vector i of input k, by every lane of the warp (load_shifted_vector16);
-  // zero where i >= n.
-  template <CacheHint kHint>
-  __device__ __forceinline__ Vector16 load_in_warp(int k, int64_t i, int64_t n) const {
-    static_assert(kShifted, "aligned inputs load through load");
-    return load_shifted_vector16<kHint, kElementBytes>(in[k], i, n);
+    if constexpr (kShifted) {
+      return load_shifted_vector16<kHint, kElementBytes>(in[k], i);
+    } else {
+      return load_vector16<kHint>(in[k].granules + i);
+    }
   }
 };
 

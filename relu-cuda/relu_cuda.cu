@@ -73,20 +73,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
     const int64_t first = base + threadIdx.x;
     Vector16 v[kVectors][kInputs];
-    if constexpr (kShifted) {  // every lane loads (load_in_warp), those in range store
-#pragma unroll
-      for (int j = 0; j < kVectors; ++j) {
-#pragma unroll
-        for (int k = 0; k < kInputs; ++k) {
-          v[j][k] = in.template load_in_warp<kHint>(k, first + j * threads, n);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kVectors; ++j) {
-        const int64_t i = first + j * threads;
-        if (i < n) store_vector16<kHint>(out + i, Op::vector(v[j]));
-      }
-    } else if (base + tile <= n) {  // a whole tile: no bound checks
+    if (base + tile <= n) {  // a whole tile: no bound checks
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
 #pragma unroll
@@ -130,12 +117,7 @@ __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs>
   Vector16 v[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
-    if constexpr (kShifted) {  // every lane, outside the bound (load_in_warp)
-#pragma unroll
-      for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = in.template load_in_warp<CacheHint::kDefault>(k, first + j * threads, n);
-      }
-    } else if (first + j * threads < n) {
+    if (first + j * threads < n) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
         v[j][k] = in.template load<CacheHint::kDefault>(k, first + j * threads);

@@ -81,12 +81,7 @@ __device__ __forceinline__ void row_tile_vector16(
   Vector16 v[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
-    if constexpr (kShifted) {  // every lane, outside the bound (load_in_warp)
-#pragma unroll
-      for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = in_vectors.template load_in_warp<kHint>(k, first + j * threads, split.vectors);
-      }
-    } else if (first + j * threads < split.vectors) {
+    if (first + j * threads < split.vectors) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
         v[j][k] = in_vectors.template load<kHint>(k, first + j * threads);

@@ -7,7 +7,7 @@ buffer, out aligned (a fresh allocation, or a given `o`), so x and out differ by
     python benchmarks/studies/misaligned.py --new build/<variant> --old <main>/build/<variant> \
         [--build twoload=<dir>/build/<variant>] [--noarch build/torch-cuda] --out $OUT \
         [--placements 3] [--max-bytes N] [--time-limit-s 150]
-    python benchmarks/studies/misaligned.py --table misaligned.json     # the tables, anywhere
+    python benchmarks/studies/misaligned.py --table misaligned.json [--as-new twoload]  # tables, anywhere
 
 Per point (dtype, input size, d; "aligned" rows have d = 0), GPU time per call from CUDA-graph
 replay (benchmarks/timing.py), interleaved, medians of the repeats, "hot" (one set) and
@@ -22,7 +22,8 @@ Every peer is checked against torch.where(x > 0, x, 0) (NaN-free data) before it
 Placements: an allocating peer writes the block its graph's private pool hands it, a
 different one per peer; where that block lies against x moved a peer by 2-3% at DRAM sizes
 in the first run (aligned pairs: new relu(x) 130.7 us, old 127.6, the same kernel). With
---placements K every mode is captured K times, the peers' capture order rotated each time;
+--placements K every mode is captured K times: the peers' capture order as listed, reversed,
+then shuffled (run 2 of the study rotated it instead, which kept each peer's neighbours);
 the tables take each peer's median over the placements. out= peers share `o` and `x`.
 Writes misaligned.json (every record) after every point.
 """
@@ -33,6 +34,7 @@ import argparse
 import datetime
 import json
 import math
+import random
 import statistics
 import sys
 import time
@@ -172,9 +174,13 @@ def run_point(builds, op, dtype_name, nbytes, d, modes, l2_bytes, repeats, calls
     names = list(good)
     for mode, count in counts.items():
         for placement in range(placements):
-            shift = placement * len(names) // placements
+            order = list(names)  # capture order: where the allocating peers' pools land
+            if placement % 2:
+                order.reverse()
+            if placement >= 2:
+                random.Random(placement).shuffle(order)
             samplers = {}
-            for name in names[shift:] + names[:shift]:  # capture order: where the pools land
+            for name in order:
                 n = count * math.ceil(calls / count)
                 samplers[name] = GraphSampler(good[name][1], sets[:count], n)
             for name, values in interleaved(samplers, repeats).items():
@@ -188,13 +194,18 @@ def run_point(builds, op, dtype_name, nbytes, d, modes, l2_bytes, repeats, calls
     return records
 
 
-def medians_by_point(data: dict) -> dict:
-    """(op, dtype, bytes, offset, mode) -> {peer: median us over the placements}."""
+def medians_by_point(data: dict, as_new: str | None = None) -> dict:
+    """(op, dtype, bytes, offset, mode) -> {peer: median us over the placements}. as_new: the
+    build to show as "new" (the one shipped), the run's "new" then shown as "new-run"."""
     times: dict = {}
     for r in data["records"]:
         if "us" in r:
             key = (r["op"], r["dtype"], r["bytes"], r["offset_bytes"], r["mode"])
-            times.setdefault(key, {}).setdefault(r["peer"], []).append(r["us"])
+            peer = r["peer"]
+            if as_new:
+                build, _, rest = peer.partition(" ")
+                peer = {"new": "new-run", as_new: "new"}.get(build, build) + " " + rest if rest else peer
+            times.setdefault(key, {}).setdefault(peer, []).append(r["us"])
     return {k: {p: statistics.median(v) for p, v in peers.items()} for k, peers in times.items()}
 
 
@@ -202,11 +213,11 @@ def size_label(nbytes: int) -> str:
     return f"{nbytes // GiB} GiB" if nbytes >= GiB else (f"{nbytes // MiB} MiB" if nbytes >= MiB else f"{nbytes // KiB} KiB")
 
 
-def tables(data: dict) -> str:
+def tables(data: dict, as_new: str | None = None) -> str:
     """Per dtype, size and mode, the worst ratio over the offsets d >= 1 (higher is better for
     us): torch.relu / new relu(x), clamp_min(out=) / new relu(x, out=), the aligned copy / new
     (both forms), the old build / new; and on aligned pairs (d = 0) new against old."""
-    t = medians_by_point(data)
+    t = medians_by_point(data, as_new)
     extra = sorted({p.split(" ")[0] for peers in t.values() for p in peers} - {"new", "old", "torch.relu(x)",
                                                                                "clamp_min(out=)", "aligned", "threshold_backward"})
     lines = []
@@ -281,6 +292,7 @@ def main() -> None:
     parser.add_argument("--placements", type=int, default=1, help="captures per mode, capture order rotated")
     parser.add_argument("--revision", default=None, help="the source revision of --new (no .git on the device)")
     parser.add_argument("--table", type=Path, help="print the tables of a misaligned.json and exit")
+    parser.add_argument("--as-new", help="--table: show this --build as \"new\" (the run's new as \"new-run\")")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES))
     parser.add_argument("--max-bytes", type=int, default=None)
@@ -290,7 +302,7 @@ def main() -> None:
     parser.add_argument("--time-limit-s", type=float, default=None)
     args = parser.parse_args()
     if args.table:
-        print(tables(json.loads(args.table.read_text())))
+        print(tables(json.loads(args.table.read_text()), args.as_new))
         return
     builds = {"new": load(args.new)}
     if args.old:
