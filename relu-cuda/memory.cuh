@@ -78,10 +78,12 @@ struct ShiftedVectors {
 
 // Where `first_byte`'s vector 0 starts (any address; out-aligned vectors follow every 16
 // bytes).
+// Pointer arithmetic, not an integer round trip: through an integer the compiler loses that
+// the pointer is global and emits generic loads (ld.v4, not ld.global.v4).
 __host__ __device__ __forceinline__ ShiftedVectors shifted_vectors(const void* first_byte) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(first_byte);
-  const int shift = int(address % kVectorBytes);
-  return ShiftedVectors{reinterpret_cast<const Vector16*>(address - uintptr_t(shift)), shift};
+  const int shift = int(reinterpret_cast<uintptr_t>(first_byte) % kVectorBytes);
+  return ShiftedVectors{
+      reinterpret_cast<const Vector16*>(static_cast<const char*>(first_byte) - shift), shift};
 }
 
 // Bytes [shift, shift + 16) of the 32 bytes lo:hi (little-endian). kElementBytes >= 4: the
