@@ -178,3 +178,46 @@ class ReluDtypeBenchmark(Benchmark):
 
     def verify_float8_e4m3fn_large(self) -> torch.Tensor:
         return self._reference_upcast()
+
+
+class ReluMisalignedBenchmark(Benchmark):
+    """x = base[1:], a view one element into its buffer, and a fresh result: the two
+    addresses differ modulo 16 bytes, as for a slice of an activation in a model. At
+    LARGE_SHAPE's element count, float32, bfloat16 and int8, allocating like torch.relu."""
+
+    seed = 42
+
+    def _prepare(self, dtype):
+        numel = LARGE_SHAPE[0] * LARGE_SHAPE[1]
+        self.x = random_tensor((numel + 1,), dtype, self.device)[1:]
+        self.out = None
+
+    def _run(self):
+        self.out = self.kernel.relu(self.x)
+
+    def setup_float32(self):
+        self._prepare(torch.float32)
+
+    def benchmark_float32(self):
+        self._run()
+
+    def verify_float32(self) -> torch.Tensor:
+        return F.relu(self.x)
+
+    def setup_bfloat16(self):
+        self._prepare(torch.bfloat16)
+
+    def benchmark_bfloat16(self):
+        self._run()
+
+    def verify_bfloat16(self) -> torch.Tensor:
+        return F.relu(self.x)
+
+    def setup_int8(self):
+        self._prepare(torch.int8)
+
+    def benchmark_int8(self):
+        self._run()
+
+    def verify_int8(self) -> torch.Tensor:
+        return F.relu(self.x)

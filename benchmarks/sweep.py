@@ -7,6 +7,7 @@ method; this docstring says how.
     python benchmarks/sweep.py --device cuda --quick   # GPU smoke run, about a minute
     python benchmarks/sweep.py --full               # CPU, 4 KiB .. 1 GiB
     python benchmarks/sweep.py --device cuda --l2-band # the L2 band alone: 2-3 min of an H200
+    python benchmarks/sweep.py --device cuda --misaligned  # misaligned pairs alone
 
 Peers (forward), in two forms that are compared only within their form:
   - out= (writes a given `o`): relu(x, out=o) ["relu_out"], torch.clamp_min(x, 0, out=o)
@@ -23,6 +24,12 @@ relu vs torch.relu and clone, relu_out vs clamp_min_out and copy_, compile(relu)
 torch.compile: eager against eager, compiled against compiled.
 Backward: our relu_backward op against aten.threshold_backward (the op torch.relu's
 backward runs), both allocating, float dtypes.
+Misaligned pairs (op "misaligned"): x = a view one element into its buffer (x = base[1:]),
+o and every allocating result aligned, so x and out differ modulo 16 bytes (by the element
+size); the forward peers above but the compiled ones and the float32 baselines, hot and cold.
+At the key sizes (below) of every dtype; --misaligned: these points alone, at powers of 4
+from 256 KiB (CUDA up to 1 GiB, CPU up to 64 MiB). The ceiling to hold them against is the
+aligned point's copy_ of the same size (op "forward"), which --misaligned measures beside.
 
 Timing:
   - CUDA "hot"/"cold": GPU time per call from CUDA-graph replay (a graph of many calls,
@@ -298,11 +305,12 @@ def check_peer(peer: Peer, b: dict) -> None:
 
 @dataclass
 class Point:
-    op: str  # "forward" / "backward" / "latency" / "flat1d"
+    op: str  # "forward" / "backward" / "latency" / "flat1d" / "misaligned"
     dtype_name: str
     nbytes: int
     shape: tuple
     with_compile: bool = False
+    offset_bytes: int = 0  # "misaligned": x starts this many bytes into its buffer
 
 
 def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
@@ -323,6 +331,8 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
                                                    "copy_", "copy16", "relu", "torch.relu", "clone")]
         if args.l2_band:
             peers = [p for p in peers if p.name in L2_BAND_PEERS or baselines.is_triton_peer(p.name)]
+        if point.op == "misaligned":  # the baselines and copy16 assume aligned operands
+            peers = [p for p in peers if p.name not in ("sse_baseline", "row_per_block", "copy16")]
     bytes_per_set = numel * dtype.itemsize * len(roles)
     # The roles every form rotates: the inputs (x; backward: g and r). out= forms rotate o
     # as well; allocating forms write the allocator's block instead. Sizing the rotation on
@@ -334,14 +344,21 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
     # Modes and their sets: hot = set 0; cold = sets whose inputs exceed 1.5x the cache;
     # rot = sets (x and o) within the cache, at the L2 band's sizes (--l2-band: every point).
     rotations = {"hot": 1}
-    if point.op in ("forward", "backward") and not args.l2_band:
+    if point.op in ("forward", "backward", "misaligned") and not args.l2_band:
         rotations["cold"] = cold_sets(input_bytes, cache_bytes, args.max_cold_sets)
     if point.op == "forward" and (args.l2_band or (device == "cuda" and L2_BAND_SIZES[0] <= point.nbytes
                                                    <= L2_BAND_SIZES[-1])):
         rot = within_cache_sets(bytes_per_set, cache_bytes, MAX_ROT_SETS)
         if rot >= 2:
             rotations["rot"] = rot
-    buffers = Buffers(roles, max(rotations.values()), point.shape, dtype, device)
+    if point.op == "misaligned":
+        # Each set's x starts offset_bytes into a row with room for it; o at the row's start.
+        shift = point.offset_bytes // dtype.itemsize
+        buffers = Buffers(roles, max(rotations.values()), (numel + 16 // dtype.itemsize,), dtype, device)
+        buffers.sets = [{"x": s["x"][shift:shift + numel].view(point.shape), "o": s["o"][:numel].view(point.shape)}
+                        for s in buffers.sets]
+    else:
+        buffers = Buffers(roles, max(rotations.values()), point.shape, dtype, device)
     first = buffers.sets[0]
     for role in roles:
         random_fill(first[role])
@@ -352,6 +369,8 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
 
     base = dict(op=point.op, dtype=point.dtype_name, bytes=numel * dtype.itemsize, numel=numel,
                 shape=list(point.shape))
+    if point.op == "misaligned":
+        base["offset_bytes"] = point.offset_bytes
     bytes_moved = numel * dtype.itemsize * (3 if point.op == "backward" else 2)
     records = []
 
@@ -422,7 +441,24 @@ def run_point(ctx: Context, point: Point, cache_bytes: int, args) -> list[dict]:
 
 # ----------------------------------------------------------------------------- driver
 
+MISALIGNED_SIZES = [256 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1 * GiB]
+
+
+def misaligned_point(name: str, nbytes: int) -> Point:
+    """x = base[1:]: one element into its buffer."""
+    itemsize = DTYPES[name].itemsize
+    return Point("misaligned", name, nbytes, (nbytes // itemsize,), offset_bytes=itemsize)
+
+
 def build_points(device: str, cache_bytes: int, args) -> list[Point]:
+    if args.misaligned:  # misaligned pairs, each beside its aligned point (the copy_ ceiling)
+        names = args.dtypes or (QUICK_DTYPES if args.quick else ["float32", "float16", "bfloat16", "int8", "float64"])
+        top = 1 * GiB if device == "cuda" else 64 * MiB
+        sizes = sorted({parse_size(s) for s in args.sizes}) if args.sizes else (
+            [1 * MiB, 64 * MiB] if args.quick else [s for s in MISALIGNED_SIZES if s <= top])
+        return [p for name in names for nbytes in sizes if nbytes % DTYPES[name].itemsize == 0
+                for p in (Point("forward", name, nbytes, shape_for(nbytes // DTYPES[name].itemsize)),
+                          misaligned_point(name, nbytes))]
     if args.l2_band:  # forward only: the L2 band's sizes and dtypes, hot and rot
         names = args.dtypes or (QUICK_DTYPES if args.quick else L2_BAND_DTYPES)
         return [Point("forward", name, nbytes, shape_for(nbytes // DTYPES[name].itemsize))
@@ -442,6 +478,8 @@ def build_points(device: str, cache_bytes: int, args) -> list[Point]:
             numel = nbytes // itemsize
             points.append(Point("forward", name, nbytes, shape_for(numel),
                                 with_compile=not args.no_compile and nbytes in keys))
+        for nbytes in sorted(keys):
+            points.append(misaligned_point(name, nbytes))
         if not args.no_backward and DTYPES[name].is_floating_point:
             for nbytes in sorted(keys):
                 points.append(Point("backward", name, nbytes, shape_for(nbytes // itemsize)))
@@ -461,6 +499,9 @@ def main() -> None:
                              "out= against copy_/clamp_min/plain Triton and relu(x) against torch.relu; "
                              "CUDA: graph replay of 40 calls, median of 9 (quick: 2 sizes, 3 dtypes, 3 repeats)")
     parser.add_argument("--full", action="store_true", help="CPU: 4 KiB .. 1 GiB like the GPU sweep")
+    parser.add_argument("--misaligned", action="store_true",
+                        help="only misaligned pairs (x = base[1:]) beside their aligned points, 256 KiB .. 1 GiB "
+                             "(CPU: .. 64 MiB), float32/float16/bfloat16/int8/float64 (quick: 1 and 64 MiB, 3 dtypes)")
     parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), help="default: all (quick: 3)")
     parser.add_argument("--sizes", nargs="+", help="input sizes, e.g. 4KiB 64MiB 1GiB (overrides the set)")
     parser.add_argument("--repeats", type=int, default=None, help="samples per peer (default 7, quick 3)")

@@ -194,18 +194,12 @@ inline DensePolicy choose_dense_policy(const DeviceTraits& device, int64_t vecto
                      LaunchPolicy{stream.threads, stream.blocks, CacheHint::kStreaming}};
 }
 
-// Operands whose addresses differ modulo 16: one element per thread (a fallback for views
-// at odd offsets, not tuned; its kernel takes no hint).
-inline LaunchPolicy choose_scalar_launch_policy(int64_t elements) {
-  return LaunchPolicy{kThreads, blocks_for(elements, kThreads), CacheHint::kDefault};
-}
-
 // ---- Strided passes (strided.cuh): operands that are not one dense block each. Only the
 // short-row threshold is measured; the other choices carry the dense pass's over or are
 // reasoned from the hardware.
 
 // A row kernel's block moves one tile of a row: kVectorsPerThread 16-byte units per thread
-// (vectors where the row is dense and aligned alike, else as many elements). Blocks shrink to
+// (vectors where every operand's row has stride 1, else as many elements). Blocks shrink to
 // fit a short row, down to 64 threads: the smallest block that still fills an SM (32 resident
 // blocks of 64 threads = 2048 threads on capabilities 8.0 and 9.0; 24 of 64 = 1536 on 8.9).
 constexpr int kMinRowThreads = 64;
@@ -215,10 +209,9 @@ constexpr int kMinRowThreads = 64;
 // through the row kernel. Between 768 bytes and 2 KiB the threshold is reasoned, not measured.
 constexpr int64_t kShortRowBytes = int64_t(128) * kVectorBytes;
 
-// Elements per thread whose loads are issued together where a kernel moves single elements
-// and has few registers to spare: the per-element kernel, and the rows of the row kernel's
-// vector variant that no vector covers (more would cost that kernel occupancy on every row).
-// 4, as TensorIterator's non-vectorized kernel (vt = 4 in CUDALoops.cuh).
+// Elements per thread whose loads are issued together in the per-element kernel, which has
+// few registers to spare. 4, as TensorIterator's non-vectorized kernel (vt = 4 in
+// CUDALoops.cuh).
 constexpr int kScalarElementsInFlight = 4;
 
 struct StridedLaunchPolicy {

@@ -15,9 +15,12 @@
 //     offsets, each vector predicated on its own bound (1 vector x 256 threads while the grid
 //     fits one wave, else 2 x 128); from there up a grid-stride loop with 64-bit offsets, so
 //     that any count, above 2^31 elements too, is covered;
-//   - when the tensors' addresses differ modulo 16 (a view at an odd offset and a fresh
-//     output), no vector covers the same elements of both: a plain one-element-per-thread
-//     kernel runs instead. Correct and coalesced, slower for 1- and 2-byte dtypes.
+//   - the vectors, head and tail follow out's 16-byte grid. An input whose address differs
+//     from out's modulo 16 (a view at an odd offset and a fresh output) is read as the two
+//     aligned 16-byte granules that hold each vector's bytes, shifted into place in
+//     registers (memory.cuh, ShiftedVectors): 16-byte accesses on both sides, the same grid
+//     and policy, and about the copy's time. A one-element-per-thread kernel here ran at
+//     0.33-0.77x torch.relu (benchmarks/studies/misaligned).
 // Everything runs on the current stream of the tensors' device, under a device guard, with
 // no allocation and no host synchronisation, so the op can be captured in a CUDA graph.
 #include <cuda_runtime.h>
@@ -32,6 +35,9 @@
 #include "relu-cuda/strided.cuh"
 
 namespace relu_kernel {
+
+template <typename Op>
+constexpr int kElementBytes = int(sizeof(typename Op::Storage));
 
 // The elements before the first and after the last whole vector, one per thread of block 0
 // (blockDim.x >= 32 > head + tail).
@@ -50,19 +56,16 @@ __device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op
 
 // The streaming form: a grid-stride loop over tiles of `blockDim.x * kVectors` vectors,
 // 64-bit offsets, so that any count is covered; each thread loads all its vectors of a tile
-// before it computes and stores any. Every operand shares one misalignment modulo 16, so
-// `split` applies to all of them. In place (out == in[0]) is safe in both forms: each vector
-// is read and written by the same thread.
-template <typename Op, int kVectors, CacheHint kHint>
+// before it computes and stores any. `split` is out's; kShifted: some input's misalignment
+// differs from out's (InputVectors). In place (out == in[0]) is safe in both forms: each
+// vector is read and written by the same thread, and an input that overlaps out is out
+// itself (the binding rejects partial overlap), so never a shifted one.
+template <typename Op, int kVectors, CacheHint kHint, bool kShifted>
 __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs> pass,
                                           VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
   head_and_tail<Op>(pass, split);
-  const Vector16* in[kInputs];
-#pragma unroll
-  for (int k = 0; k < kInputs; ++k) {
-    in[k] = reinterpret_cast<const Vector16*>(pass.in[k] + split.head);
-  }
+  const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
   Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
   const int64_t n = split.vectors;
   const int64_t threads = blockDim.x;
@@ -75,7 +78,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
       for (int j = 0; j < kVectors; ++j) {
 #pragma unroll
         for (int k = 0; k < kInputs; ++k) {
-          v[j][k] = load_vector16<kHint>(in[k] + first + j * threads);
+          v[j][k] = in.template load<kHint>(k, first + j * threads);
         }
       }
 #pragma unroll
@@ -88,7 +91,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
         const int64_t i = first + j * threads;
         if (i < n) {
 #pragma unroll
-          for (int k = 0; k < kInputs; ++k) v[j][k] = load_vector16<kHint>(in[k] + i);
+          for (int k = 0; k < kInputs; ++k) v[j][k] = in.template load<kHint>(k, i);
           store_vector16<kHint>(out + i, Op::vector(v[j]));
         }
       }
@@ -102,15 +105,11 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
 // first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
 // and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
 // they delay no load.
-template <typename Op, int kVectors>
+template <typename Op, int kVectors, bool kShifted>
 __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
                                           VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
-  const Vector16* in[kInputs];
-#pragma unroll
-  for (int k = 0; k < kInputs; ++k) {
-    in[k] = reinterpret_cast<const Vector16*>(pass.in[k] + split.head);
-  }
+  const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
   Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
   const int32_t n = int32_t(split.vectors);
   const int32_t threads = int32_t(blockDim.x);
@@ -121,7 +120,7 @@ __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs>
     if (first + j * threads < n) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = load_vector16<CacheHint::kDefault>(in[k] + first + j * threads);
+        v[j][k] = in.template load<CacheHint::kDefault>(k, first + j * threads);
       }
     }
   }
@@ -134,17 +133,8 @@ __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs>
   head_and_tail<Op>(pass, split);
 }
 
-// Operands whose addresses differ modulo 16: one element per thread and loop trip.
-template <typename Op>
-__global__ void elementwise_scalar(Pass<typename Op::Format, Op::kInputs> pass) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pass.n; i += stride) {
-    pass.out[i] = Op::element(pass.in, i);
-  }
-}
-
 // The dense vector kernel of the policy's form, with its threads and grid.
-template <typename Op>
+template <typename Op, bool kShifted>
 void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
                      const DensePolicy& policy, cudaStream_t stream) {
   visit_dense_form(policy.form, [&](auto form) {
@@ -152,11 +142,12 @@ void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const V
     const unsigned blocks = unsigned(policy.launch.blocks);
     const unsigned threads = unsigned(policy.launch.threads);
     if constexpr (Form::kLoops) {
-      elementwise_vector16_loop<Op, Form::kVectors, Form::kHint>
+      elementwise_vector16_loop<Op, Form::kVectors, Form::kHint, kShifted>
           <<<blocks, threads, 0, stream>>>(pass, split);
     } else {
       static_assert(Form::kHint == CacheHint::kDefault, "the tile forms take default hints");
-      elementwise_vector16_tile<Op, Form::kVectors><<<blocks, threads, 0, stream>>>(pass, split);
+      elementwise_vector16_tile<Op, Form::kVectors, kShifted>
+          <<<blocks, threads, 0, stream>>>(pass, split);
     }
   });
   check_cuda(cudaGetLastError());
@@ -164,24 +155,20 @@ void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const V
 
 template <typename Op>
 void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device) {
-  using Storage = typename Op::Format::Storage;
-  constexpr int kElementBytes = int(sizeof(Storage));
   require_element_aligned(pass);
+  // The vectors follow out's 16-byte grid; an input whose address differs from out's modulo
+  // 16 is read through two aligned granules per vector (memory.cuh, ShiftedVectors).
   const int misalignment = misalignment16(pass.out);
-  bool same_misalignment = true;
-  for (int k = 0; k < Op::kInputs; ++k) {
-    same_misalignment = same_misalignment && misalignment16(pass.in[k]) == misalignment;
-  }
-  const DeviceTraits& traits = device_traits(device);
+  bool shifted = false;
+  for (int k = 0; k < Op::kInputs; ++k) shifted = shifted || misalignment16(pass.in[k]) != misalignment;
+  const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes<Op>);
+  const DensePolicy policy =
+      choose_dense_policy(device_traits(device), split.vectors, Op::kInputs + 1);
   const cudaStream_t stream = current_cuda_stream(device);
-  if (same_misalignment) {
-    const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes);
-    const DensePolicy policy = choose_dense_policy(traits, split.vectors, Op::kInputs + 1);
-    launch_vector16<Op>(pass, split, policy, stream);
+  if (shifted) {
+    launch_vector16<Op, true>(pass, split, policy, stream);
   } else {
-    const LaunchPolicy policy = choose_scalar_launch_policy(pass.n);
-    elementwise_scalar<Op><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(pass);
-    check_cuda(cudaGetLastError());
+    launch_vector16<Op, false>(pass, split, policy, stream);
   }
 }
 

@@ -10,12 +10,14 @@
 //     block finds the row, a loop over the outer dimensions its offsets (strided_index.h);
 //     inside the row, offsets are i * stride. Then, row by row (a chunk's rows can start at
 //     different misalignments):
-//       * every operand has stride 1 along the row and the row starts share one misalignment
-//         modulo 16: the dense pass's 16-byte vectors, the head and tail elements by the
-//         first threads of the row's tile 0;
-//       * otherwise (x[:, ::2], x[..., 1::3]; or x[:, 1:] into a fresh, aligned output): each
-//         thread moves 16 bytes' worth of elements, loading all before storing any. Each
-//         warp access is as coalesced as the stride allows.
+//       * every operand has stride 1 along the row: the dense pass's 16-byte vectors on the
+//         out row's 16-byte grid, the head and tail elements by the first threads of the
+//         row's tile 0; an input row whose start differs from out's modulo 16 (x[:, 1:] into
+//         a fresh, aligned output) is read as shifted granules, as in the dense pass
+//         (memory.cuh, ShiftedVectors);
+//       * otherwise (x[:, ::2], x[..., 1::3]): each thread moves 16 bytes' worth of
+//         elements, loading all before storing any. Each warp access is as coalesced as the
+//         stride allows.
 //   - per-element kernel (shorter rows, such as a permute whose inner run is short): tiles of
 //     a row would leave most threads idle, so each thread takes 4 elements of the whole pass
 //     and finds their offsets from their linear indices, with 3-instruction divisions where
@@ -55,10 +57,10 @@ struct RowTiling {
   uint64_t items;  // rows * tiles_per_row
 };
 
-// Tile `tile` of one row of `length` elements whose operands all have stride 1 and start at
-// one misalignment modulo 16: 16-byte vectors, kVectors per thread, plus the row's head and
-// tail elements in its tile 0.
-template <typename Op, int kVectors, CacheHint kHint>
+// Tile `tile` of one row of `length` elements whose operands all have stride 1: 16-byte
+// vectors on out's grid, kVectors per thread, plus the row's head and tail elements in its
+// tile 0. kShifted: some input row starts at another misalignment modulo 16 than out's.
+template <typename Op, int kVectors, CacheHint kHint, bool kShifted>
 __device__ __forceinline__ void row_tile_vector16(
     const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     int64_t length, uint64_t tile) {
@@ -71,11 +73,8 @@ __device__ __forceinline__ void row_tile_vector16(
       out[i] = Op::element(in, i);
     }
   }
-  const Vector16* in_vectors[kInputs];
-#pragma unroll
-  for (int k = 0; k < kInputs; ++k) {
-    in_vectors[k] = reinterpret_cast<const Vector16*>(in[k] + split.head);
-  }
+  const InputVectors<kInputs, int(sizeof(typename Op::Storage)), kShifted> in_vectors(in,
+                                                                                    split.head);
   Vector16* out_vectors = reinterpret_cast<Vector16*>(out + split.head);
   const int64_t threads = blockDim.x;
   const int64_t first = int64_t(tile) * threads * kVectors + threadIdx.x;
@@ -85,7 +84,7 @@ __device__ __forceinline__ void row_tile_vector16(
     if (first + j * threads < split.vectors) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = load_vector16<kHint>(in_vectors[k] + first + j * threads);
+        v[j][k] = in_vectors.template load<kHint>(k, first + j * threads);
       }
     }
   }
@@ -97,11 +96,10 @@ __device__ __forceinline__ void row_tile_vector16(
   }
 }
 
-// Tile `tile` of any other row: kElements elements per thread at element strides `strides`
-// (out's first, then the inputs'), in batches of kInFlight whose loads are all issued before
-// any store. kUnitStrides: every stride is 1 (a row whose starts are misaligned unlike each
-// other), known at compile time.
-template <typename Op, int kElements, int kInFlight, bool kUnitStrides, CacheHint kHint>
+// Tile `tile` of a row with a stride other than 1: kElements elements per thread at element
+// strides `strides` (out's first, then the inputs'), in batches of kInFlight whose loads are
+// all issued before any store.
+template <typename Op, int kElements, int kInFlight, CacheHint kHint>
 __device__ __forceinline__ void row_tile_elements(
     const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     const int64_t (&strides)[Op::kInputs + 1], int64_t length, uint64_t tile) {
@@ -109,7 +107,7 @@ __device__ __forceinline__ void row_tile_elements(
   constexpr int kInputs = Op::kInputs;
   const int64_t threads = blockDim.x;
   const int64_t first = int64_t(tile) * threads * kElements + threadIdx.x;
-  const auto stride = [&](int operand) { return kUnitStrides ? int64_t(1) : strides[operand]; };
+  const auto stride = [&](int operand) { return strides[operand]; };
 #pragma unroll 1
   for (int batch = 0; batch < kElements; batch += kInFlight) {
     typename Op::Storage x[kInFlight][kInputs];
@@ -132,8 +130,7 @@ __device__ __forceinline__ void row_tile_elements(
 }
 
 // One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
-// operand has stride 1 along the rows, so rows whose starts share a misalignment go through
-// vectors.
+// operand has stride 1 along the rows, so every row goes through vectors.
 template <typename Op, int kVectors, bool kUnitStrides, CacheHint kHint>
 __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint64_t> pass,
                              RowTiling tiling) {
@@ -152,22 +149,21 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
     row_offsets(pass.walk, at.row, offsets);
     Storage* out = pass.out + offsets[0];
     const Storage* in[kInputs];
-    bool aligned_alike = kUnitStrides;
+    bool aligned_alike = true;
 #pragma unroll
     for (int k = 0; k < kInputs; ++k) {
       in[k] = pass.in[k] + offsets[1 + k];
       aligned_alike = aligned_alike && misalignment16(in[k]) == misalignment16(out);
     }
-    if (aligned_alike) {
-      row_tile_vector16<Op, kVectors, kHint>(in, out, length, at.tile);
+    if constexpr (kUnitStrides) {
+      if (aligned_alike) {
+        row_tile_vector16<Op, kVectors, kHint, false>(in, out, length, at.tile);
+      } else {
+        row_tile_vector16<Op, kVectors, kHint, true>(in, out, length, at.tile);
+      }
     } else {
-      // Rows of unit stride are the vector kernel's exceptions: a few elements in flight keep
-      // its registers, and so the occupancy of its vector rows, close to the dense kernel's.
       // Strided rows have no vectors: all 16 bytes' worth in flight.
-      constexpr int kInFlight = kUnitStrides && kElementsPerThread > kScalarElementsInFlight
-                                    ? kScalarElementsInFlight
-                                    : kElementsPerThread;
-      row_tile_elements<Op, kElementsPerThread, kInFlight, kUnitStrides, kHint>(
+      row_tile_elements<Op, kElementsPerThread, kElementsPerThread, kHint>(
           in, out, inner_strides, length, at.tile);
     }
   }
