@@ -229,7 +229,13 @@ __attribute__((always_inline)) inline void walk_rows(const StridedLayout& layout
 // ---- The loops, compiled once per ISA.
 enum class Isa { kPortable, kAvx2, kAvx512 };
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__clang__)
+// clang, and icpx (the XPU build's compiler, built on clang), take no tuning option in a
+// target attribute and drop the whole attribute over one: the AVX-512 loop would build as
+// SSE2. There the ISA alone; the vector width is clang's choice.
+#define RELU_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define RELU_TARGET_AVX2 __attribute__((target("avx2")))
+#elif defined(__x86_64__)
 // AVX-512 instructions (masks, VL forms) on 256-bit vectors: the 512-bit loop ran slower from
 // cache than the 256-bit one (Zen 4); GCC's own tuning for Intel AVX-512 parts prefers 256 too.
 #define RELU_TARGET_AVX512 \

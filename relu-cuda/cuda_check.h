@@ -1,5 +1,6 @@
-// CUDA runtime errors and the current device and stream, with the CUDA runtime and the torch
-// stable C shim only (no c10): the CUDA variant is built on the torch stable ABI.
+// CUDA runtime errors and the current stream, with the CUDA runtime and the torch stable C
+// shim only (no c10): the CUDA variant is built on the torch stable ABI. Changing the device:
+// device_guard.h.
 #pragma once
 
 #include <cstdint>
@@ -29,24 +30,5 @@ inline cudaStream_t current_cuda_stream(int32_t device) {
   }
   return static_cast<cudaStream_t>(stream);
 }
-
-// Makes `device` current for the scope (a kernel launches on the current device), and
-// restores the previous one; a no-op when it already is current, as c10's CUDAGuard.
-class CudaDeviceScope {
- public:
-  explicit CudaDeviceScope(int32_t device) {
-    check_cuda(cudaGetDevice(&previous_));
-    if (previous_ != device) check_cuda(cudaSetDevice(device));
-  }
-  ~CudaDeviceScope() {
-    int current = previous_;
-    if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
-  }
-  CudaDeviceScope(const CudaDeviceScope&) = delete;
-  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 }  // namespace relu_kernel

@@ -27,7 +27,6 @@ namespace relu_kernel {
 struct DeviceTraits {
   int sm_count = 0;
   int64_t l2_bytes = 0;
-  int compute_capability = 0;  // major * 10 + minor
   int max_threads_per_sm = 0;  // resident threads per SM: how many blocks one wave holds
 };
 
@@ -39,14 +38,12 @@ inline const DeviceTraits& device_traits(int32_t device) {
     check_cuda(cudaGetDeviceCount(&count));
     traits.resize(size_t(count));
     for (size_t d = 0; d < traits.size(); ++d) {
-      int sms = 0, l2 = 0, major = 0, minor = 0, threads_per_sm = 0;
+      int sms = 0, l2 = 0, threads_per_sm = 0;
       check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, int(d)));
       check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, int(d)));
-      check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, int(d)));
-      check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, int(d)));
       check_cuda(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor,
                                         int(d)));
-      traits[d] = DeviceTraits{sms, l2, major * 10 + minor, threads_per_sm};
+      traits[d] = DeviceTraits{sms, l2, threads_per_sm};
     }
   });
   return traits.at(size_t(device));

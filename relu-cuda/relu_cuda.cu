@@ -29,6 +29,7 @@
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
 #include "relu-cuda/cuda_check.h"
+#include "relu-cuda/device_guard.h"
 #include "relu-cuda/launch_policy.h"
 #include "relu-cuda/memory.cuh"
 #include "relu-cuda/relu_ops.cuh"

@@ -8,7 +8,10 @@ land on a machine that never runs CUDA (CI):
     compiler;
   - then reads the sm_90 PTX that nvcc kept and requires 16-byte global loads and stores
     (ld.global*.v4 / st.global*.v4, or .v2 of 64-bit words) in every vector kernel (the dense
-    one and the strided row kernel for rows of unit stride).
+    one and the strided row kernel for rows of unit stride);
+  - and the objects' undefined symbols: no cudaSetDevice (which creates a primary context on
+    the device it restores), the device changed only through torch's guard
+    (aoti_torch_create_device_guard: c10::DeviceGuard, which restores with MaybeSetDevice).
 
 Against the headers of a CUDA torch wheel (the CPU wheel lacks c10/cuda's generated
 cuda_cmake_macros.h): `pip download torch==<TORCH_HEADERS_VERSION> --no-deps`, of which only
@@ -138,6 +141,23 @@ def check_vector_accesses(ptx_dir: Path) -> bool:
     return ok
 
 
+def check_device_changes(objects: list[Path]) -> bool:
+    """The CUDA objects change the current device only through torch's stable DeviceGuard."""
+    undefined: set[str] = set()
+    for obj in objects:
+        listed = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, check=True).stdout
+        undefined |= {line.split()[-1] for line in listed.splitlines() if line.strip()}
+    if "cudaSetDevice" in undefined:
+        print("FAILED: the CUDA objects call cudaSetDevice, which creates a primary context on the "
+              "device it sets: change devices through torch's DeviceGuard")
+        return False
+    if "aoti_torch_create_device_guard" not in undefined:
+        print("FAILED: the CUDA objects do not use torch's DeviceGuard (aoti_torch_create_device_guard)")
+        return False
+    print("ok: the device is changed only through torch's DeviceGuard (no cudaSetDevice)")
+    return True
+
+
 def main() -> int:
     nvcc = find_nvcc()
     if nvcc is None:
@@ -166,6 +186,8 @@ def main() -> int:
                   f"nvcc {source.relative_to(ROOT)} for sm {', '.join(archs)}")
         if ok:
             ok &= check_vector_accesses(keep)
+    if ok:
+        ok &= check_device_changes([WORK_DIR / f"{source.stem}.o" for source in cu_sources])
     host_cxx = os.environ.get("CXX", "c++")
     for source in config["torch"]["src"]:
         if source.endswith(".cpp"):

@@ -23,3 +23,5 @@ def test_cuda_sources_compile_for_every_listed_arch():
     assert done.returncode != EXIT_NO_NVCC, done.stdout
     assert done.returncode == 0, done.stdout
     assert "16-byte ld.global/st.global in all" in done.stdout, done.stdout
+    # No stray CUDA context: the device restored only through torch's guard.
+    assert "changed only through torch's DeviceGuard" in done.stdout, done.stdout

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -137,7 +138,14 @@ struct Geometry {
   }
 };
 
-// Whether the bytes of two tensors' elements can overlap (both have elements).
+// Whether the bytes of two tensors' elements can overlap (both have elements). Exact where
+// the byte spans are disjoint, and for two strided tensors whose elements interleave within
+// their common stride (x = b[:, ::2] and out = b[:, 1::2]): every element of a starts at
+// base_a plus a multiple of g, the gcd of both tensors' byte strides, and every one of b at
+// base_b plus a multiple of g, so no two meet when (base_b - base_a) mod g leaves an element's
+// width to either side. Otherwise it answers "may", and the caller copies x first: a view
+// against a dense tensor, or strides whose gcd leaves no room between the two (a transpose
+// onto itself; b[:, ::2] against b[:, 1::3]).
 inline bool may_share_memory(const Tensor& a, const Geometry& ga, const Tensor& b, const Geometry& gb) {
   if (ga.numel == 0 || gb.numel == 0) return false;
   const int64_t element = int64_t(a.element_size());
@@ -145,8 +153,19 @@ inline bool may_share_memory(const Tensor& a, const Geometry& ga, const Tensor& 
   const auto base_b = int64_t(reinterpret_cast<uintptr_t>(b.const_data_ptr()));
   const auto [a_low, a_high] = ga.element_span();
   const auto [b_low, b_high] = gb.element_span();
-  return base_a + a_low * element < base_b + b_high * element &&
-         base_b + b_low * element < base_a + a_high * element;
+  const bool spans_meet = base_a + a_low * element < base_b + b_high * element &&
+                          base_b + b_low * element < base_a + a_high * element;
+  // A dense tensor of two or more elements has a stride of one element: g is the width.
+  if (!spans_meet || ga.dense || gb.dense) return spans_meet;
+  int64_t g = 0;
+  for (const Geometry* t : {&ga, &gb}) {
+    for (int64_t d = 0; d < t->dim; ++d) {
+      if (t->sizes[d] > 1) g = std::gcd(g, (t->strides[d] < 0 ? -t->strides[d] : t->strides[d]) * element);
+    }
+  }
+  if (g == 0) return true;  // single elements whose spans meet
+  const int64_t phase = ((base_b - base_a) % g + g) % g;
+  return phase < element || phase > g - element;
 }
 
 }  // namespace relu_binding

@@ -159,10 +159,15 @@ _ZEROS: dict = {}
 
 
 def _zero(dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """A 0-dim zero for where(out=), which has no scalar form; one per dtype and device."""
+    """A 0-dim zero for where(out=), which has no scalar form; one per dtype and device,
+    cached from an eager call. Under CUDA-graph capture its fill would be recorded, not run:
+    a zero made there serves that call alone (the graph replays its fill) and is not cached,
+    or eager calls before the first replay would read memory never written."""
     zero = _ZEROS.get((dtype, device))
     if zero is None:
-        zero = _ZEROS[(dtype, device)] = torch.zeros((), dtype=dtype, device=device)
+        zero = torch.zeros((), dtype=dtype, device=device)
+        if device.type != "cuda" or not torch.cuda.is_current_stream_capturing():
+            _ZEROS[(dtype, device)] = zero
     return zero
 
 

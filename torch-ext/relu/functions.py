@@ -11,6 +11,7 @@ import torch
 from torch.autograd import forward_ad
 
 from . import _dtypes
+from ._allocation import raise_torch_allocation_error
 from ._checks import check_arguments, check_gradient_dtype
 from ._ops import add_op_namespace_prefix, ops
 
@@ -68,9 +69,13 @@ class _ReluBackwardFunction(torch.autograd.Function):
 
 
 def _relu_backward_differentiable(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
-    if _records_gradient(grad_out, result):
-        return _ReluBackwardFunction.apply(grad_out, result)
-    return _relu_backward(grad_out, result)
+    try:
+        if _records_gradient(grad_out, result):
+            return _ReluBackwardFunction.apply(grad_out, result)
+        return _relu_backward(grad_out, result)
+    except RuntimeError as error:
+        raise_torch_allocation_error(error, result)  # an out-of-memory as torch words it
+        raise
 
 
 # ---- Under torch.compile: relu's definition in aten ops instead of the op. The op is opaque
@@ -204,6 +209,9 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
             check_arguments(x, out)
         except (TypeError, ValueError) as typed:
             raise typed from None
+        raise
+    except RuntimeError as error:
+        raise_torch_allocation_error(error, x)  # an out-of-memory as torch words it
         raise
 
 
