@@ -12,8 +12,8 @@ unchanged on top of it. Nothing here is a second copy of the binding's concerns:
     op's text), and _dtypes.py reads it as from a compiled variant. This module keeps only
     how each accepted dtype is computed (_rule), from what the dtype is, not a list.
 
-  - CPU tensors: torch's own ops with relu's exact semantics (fmax(x, 0) then + 0.0 for
-    floats: torch.relu, clamp_min and threshold keep NaN; clamp_min for signed integers),
+  - CPU tensors: torch's own ops with relu's exact semantics (clamp_min, then NaN and -0.0 to
+    +0 for floats: torch.relu, clamp_min and threshold keep NaN on the CPU),
     float8 on its bit patterns, unsigned dtypes as copies. torch's own speed, nothing more.
   - CUDA tensors: one aten kernel where one has relu's exact semantics (fmax(x, 0) for
     floats, clamp_min(x, 0) for signed integers, a copy for unsigned ones: a C++ launch path,
@@ -196,24 +196,33 @@ _CPU_ZEROS: dict = {}
 
 
 def _cpu_zero(dtype: torch.dtype) -> torch.Tensor:
-    """fmax's zero operand: a 0-dim CPU tensor, which a CUDA kernel takes as a scalar argument
-    (TensorIterator's CPU scalar): nothing allocated on the device, nothing for a CUDA graph
-    to capture but the constant."""
+    """The zero operand of fmax and add_: a 0-dim CPU tensor, which a CUDA kernel takes as a
+    scalar argument (TensorIterator's CPU scalar): nothing allocated on the device, nothing
+    for a CUDA graph to capture but the constant."""
     zero = _CPU_ZEROS.get(dtype)
     if zero is None:
         zero = _CPU_ZEROS[dtype] = torch.zeros((), dtype=dtype)
     return zero
 
 
-# Floats: fmax(x, 0) is relu in one aten kernel where its zeros come out +0 (CUDA: maxNum
-# with -0 < +0, NaN to the other operand). On the CPU, which zero fmax returns for -0.0
-# depends on the operand order, the dtype and the vector path (torch 2.13, AVX2: fmax(x, 0)
-# kept -0.0 for float32 and fmax(0, x) for bfloat16), so there + 0.0 follows: -0.0 + 0.0 is
-# +0.0, every other value (denormals included) is unchanged. Signed integers: clamp_min.
-# where(x > 0, x, 0) is two kernels and a mask; on the dev VM (AMD EPYC, AVX2, torch 2.13,
-# 2 threads) x > 0 and where each took 25-600x clamp_min(out=)'s time on 1 MiB of float32.
-def _fix_cpu_zeros(result: torch.Tensor) -> torch.Tensor:
-    return result.add_(0.0) if result.is_cpu else result
+# Floats on CUDA: fmax(x, 0), relu in one aten kernel: maxNum, NaN to the other operand, and
+# +0 for -0.0 (CUDA's fmax orders -0 below +0). Not on the CPU: there which zero fmax returns
+# for -0.0 depends on the operand order, the dtype and the vector path (torch 2.13, AVX2:
+# fmax(x, 0) kept -0.0 for float32, fmax(0, x) for bfloat16), and fmax ran unvectorized,
+# 15-70x clamp_min's time from 16 KiB (dev VM, AMD EPYC, AVX2). The CPU takes clamp_min,
+# then NaN to +0 (infinities kept) and + 0 (a 0-dim zero: -0.0 + 0.0 is +0.0, every other
+# value, denormals included, unchanged). where(x > 0, x, 0) is two kernels and a mask; on the
+# dev VM x > 0 and where each took 25-600x clamp_min(out=)'s time on 1 MiB of float32.
+# Signed integers: clamp_min.
+_INF = float("inf")
+
+
+def _float_relu(x: torch.Tensor, out=None) -> torch.Tensor:
+    zero = _cpu_zero(x.dtype)
+    if x.is_cuda:
+        return torch.fmax(x, zero) if out is None else torch.fmax(x, zero, out=out)
+    result = torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
+    return result.nan_to_num_(0.0, _INF).add_(zero)
 
 
 def _float8_keep(bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -231,14 +240,15 @@ def _torch_relu(x: torch.Tensor) -> torch.Tensor:
         bits = x.view(bits_dtype)
         return torch.where(_float8_keep(bits, x.dtype), bits, 0).view(x.dtype)
     if x.dtype.is_floating_point:
-        return _fix_cpu_zeros(torch.fmax(x, _cpu_zero(x.dtype)))
+        return _float_relu(x)
     return torch.clamp_min(x, 0)
 
 
-def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
+def _torch_relu_into(out: torch.Tensor, x: torch.Tensor, dense: bool) -> None:
+    """dense: both are (the checks then ruled out any sharing but in place)."""
     if x.numel() == 0:
         return
-    if not _is_in_place(out, x) and _may_share_memory(out, x):
+    if not dense and not _is_in_place(out, x) and _may_share_memory(out, x):
         x = x.clone()  # interleaved views of one buffer: read all of x before writing
     bits_dtype, mode, _ = _rule(x.dtype)
     if mode == MODE_COPY:
@@ -247,7 +257,7 @@ def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
         bits = x.view(bits_dtype)
         torch.where(_float8_keep(bits, x.dtype), bits, _zero(bits_dtype, x.device), out=out.view(bits_dtype))
     elif x.dtype.is_floating_point:
-        _fix_cpu_zeros(torch.fmax(x, _cpu_zero(x.dtype), out=out))
+        _float_relu(x, out)
     else:
         torch.clamp_min(x, 0, out=out)
 
@@ -393,8 +403,7 @@ def _relu_cpu(x: torch.Tensor) -> torch.Tensor:
 
 
 def _relu_out_cpu(out: torch.Tensor, x: torch.Tensor) -> None:
-    _check_relu_args(out, x)
-    _torch_relu_into(out, x)
+    _torch_relu_into(out, x, _check_relu_args(out, x))
 
 
 def _relu_backward_cpu(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
@@ -450,7 +459,7 @@ def _relu_cuda(x: torch.Tensor) -> torch.Tensor:
 def _relu_out_cuda(out: torch.Tensor, x: torch.Tensor) -> None:
     dense = _check_relu_args(out, x)
     if not _takes_triton(x, dense and _same_strides(out, x)):
-        _torch_relu_into(out, x)
+        _torch_relu_into(out, x, dense)
         return
     with _OnDeviceOf(x):
         _triton_relu_into(out, x, dense)
