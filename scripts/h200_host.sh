@@ -13,7 +13,9 @@
 #          shipped, then with every CUDA call on Triton (RELU_TEST_NOARCH_PATH=triton);
 #          then the compiled variant's tests/test_autograd.py on CUDA        -> tests.log
 #   calls  benchmarks/studies/call_path.py --fallback: host time per call and its stages,
-#          GPU time like for like, this tree's torch-cuda beside the baseline's -> fallback.json
+#          forward + backward and its stages, GPU time like for like, this tree's torch-cuda
+#          beside the baseline's                                                -> fallback.json
+#          the same forward + backward stages for the compiled cu130 variants   -> train_stages.json
 #   train  benchmarks/studies/training_step.py: forward + backward of the ReLU layer on
 #          4096 x 3072 bfloat16 and the OPT-125m-shaped step (3 runs), the compiled variant
 #          of this tree and of the baseline beside nn.ReLU; the same layer on the noarch
@@ -64,11 +66,15 @@ grep -E "passed|failed|error" "$OUT/tests.log" | tail -8
 stamp "calls"
 new_noarch=.cache/noarch/build/torch-cuda
 timeout 100 python3 benchmarks/studies/call_path.py --fallback $new_noarch --baseline .cache/noarch-main/build/torch-cuda \
-  --device cuda --calls 1000 --repeats 5 --out "$OUT/fallback.json" > "$OUT/fallback.log" 2>&1 || status=1
+  --device cuda --parts calls train gpu --calls 1000 --repeats 5 --out "$OUT/fallback.json" > "$OUT/fallback.log" 2>&1 \
+  || status=1
 tail -5 "$OUT/fallback.log"
 stamp "train"
 old_compiled=$(ls -d .cache/h200-old/torch-stable-abi*-cu130-*)
 new_compiled=$(ls -d build/torch-stable-abi*-cu130-*)
+timeout 40 python3 benchmarks/studies/call_path.py --variant "$new_compiled" --baseline "$old_compiled" --device cuda \
+  --parts train --repeats 7 --out "$OUT/train_stages.json" > "$OUT/train_stages.log" 2>&1 || status=1
+cat "$OUT/train_stages.log"
 timeout 80 python3 benchmarks/studies/training_step.py --device cuda --kernel "$new_compiled" --baseline "$old_compiled" \
   --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3 --repeats 9 \
   --out "$OUT/training.json" > "$OUT/training.log" 2>&1 || status=1

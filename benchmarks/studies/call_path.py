@@ -231,6 +231,20 @@ def training_stages(new, old, device: str, repeats: int) -> list[dict]:
     if old is not None:
         peers["old relu forward + backward"] = step(old.relu)
         peers["old relu forward (recording)"] = lambda: old.relu(x)
+    # An alternative measured beside the path: the backward through torch.relu's own kernel.
+    new_step = step(new.relu)
+
+    def zero_threshold(grad, result):
+        return threshold_backward._op(grad, result, 0)
+
+    def aten_backward_step():
+        saved, functions._relu_backward_eager = functions._relu_backward_eager, zero_threshold
+        try:
+            new_step()
+        finally:
+            functions._relu_backward_eager = saved
+
+    peers["new relu forward + backward [backward: threshold_backward]"] = aten_backward_step
     for fn in peers.values():
         fn()
     seconds = medians(interleaved({k: HostSampler(fn, device=device, calls=200) for k, fn in peers.items()}, repeats))
