@@ -76,7 +76,7 @@ timeout 40 python3 benchmarks/studies/call_path.py --variant "$new_compiled" --b
   --parts train --repeats 7 --out "$OUT/train_stages.json" > "$OUT/train_stages.log" 2>&1 || status=1
 cat "$OUT/train_stages.log"
 timeout 80 python3 benchmarks/studies/training_step.py --device cuda --kernel "$new_compiled" --baseline "$old_compiled" \
-  --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3 --repeats 9 \
+  --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3 --repeats 9 --aten-backward-peer \
   --out "$OUT/training.json" > "$OUT/training.log" 2>&1 || status=1
 timeout 30 python3 benchmarks/studies/training_step.py --device cuda --kernel $new_noarch \
   --baseline .cache/noarch-main/build/torch-cuda --shapes 4096x768 --dtypes bfloat16 --workloads activation \

@@ -195,6 +195,31 @@ def compare_interleaved(steps: dict, device: str, repeats: int, min_sample_s: fl
     }
 
 
+def functions_module(model: nn.Module):
+    """The functions.py module whose relu() the kernelized model's ReLU layers call."""
+    act = model.act if hasattr(model, "act") else model.layers[0].activation_fn
+    forward = getattr(act.forward, "__func__", act.forward)
+    return sys.modules[forward.__globals__["relu"].__module__]
+
+
+def with_aten_backward(step, functions):
+    """The step with the eager backward swapped for torch.relu's own kernel (threshold_backward),
+    an alternative measured beside the shipped path (--aten-backward-peer)."""
+    threshold_backward = torch.ops.aten.threshold_backward.default._op
+
+    def backward(grad, result):
+        return threshold_backward(grad, result, 0)
+
+    def run():
+        saved, functions._relu_backward_eager = functions._relu_backward_eager, backward
+        try:
+            return step()
+        finally:
+            functions._relu_backward_eager = saved
+
+    return run
+
+
 def opt_step(model: nn.Module, ids: torch.Tensor):
     params = list(model.parameters())
 
@@ -219,14 +244,17 @@ def run_opt(dtype_name: str, device: str, args) -> dict:
         models["baseline"] = kernelized(copy.deepcopy(plain), device, args.baseline)
     ids = torch.randint(0, 50272, (OPT_BATCH, OPT_TOKENS), device=device)
     steps = {name: opt_step(model, ids) for name, model in models.items()}
+    if args.aten_backward_peer:
+        steps["kernel_aten_backward"] = with_aten_backward(steps["kernel"], functions_module(models["kernel"]))
     logits = {name: step() for name, step in steps.items()}
     equal = all(torch.equal(logits["plain"], v) for v in logits.values())
     timings = compare_interleaved(steps, device, args.repeats, args.min_sample_ms / 1e3)
     record = {"workload": "opt125m", "dtype": dtype_name, "batch": OPT_BATCH, "tokens": OPT_TOKENS,
               "equal_logits": equal, **timings}
     record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
-    if args.baseline:
-        record["baseline_over_plain"] = timings["baseline"]["median_us"] / timings["plain"]["median_us"]
+    for name in timings:
+        if name not in ("plain", "kernel"):
+            record[f"{name}_over_plain"] = timings[name]["median_us"] / timings["plain"]["median_us"]
     return record
 
 
@@ -250,8 +278,11 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
     pairs = [pair for name in modules if name != "plain" for pair in zip(plain_snapshot, snapshot(modules[name], x, grad))]
     equal = all(torch.equal(a, b) for a, b in pairs)
     max_abs_diff = max((a.float() - b.float()).abs().max().item() for a, b in pairs)
+    steps = {name: make_step(module, x, grad) for name, module in modules.items()}
+    if args.aten_backward_peer:
+        steps["kernel_aten_backward"] = with_aten_backward(steps["kernel"], functions_module(blocks["kernel"]))
     timings = compare_interleaved(
-        {name: make_step(module, x, grad) for name, module in modules.items()},
+        steps,
         device,
         args.repeats,
         args.min_sample_ms / 1e3,
@@ -267,8 +298,9 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
         **{f"{name}": t for name, t in timings.items()},
     }
     record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
-    if args.baseline:
-        record["baseline_over_plain"] = timings["baseline"]["median_us"] / timings["plain"]["median_us"]
+    for name in timings:
+        if name not in ("plain", "kernel"):
+            record[f"{name}_over_plain"] = timings[name]["median_us"] / timings["plain"]["median_us"]
     return record
 
 
@@ -288,6 +320,8 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", choices=["mlp_block", "activation", "opt125m"],
                         default=["mlp_block", "activation"])
     parser.add_argument("--runs", type=int, default=1, help="opt125m: measured this many times (median of runs)")
+    parser.add_argument("--aten-backward-peer", action="store_true",
+                        help="a fourth peer: the kernel with its eager backward on aten's threshold_backward")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -333,7 +367,8 @@ def main() -> None:
                     print(f"opt125m    {dtype_name:9s} batch {OPT_BATCH} x {OPT_TOKENS}  "
                           f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
                           f"plain/kernel {1 / r['kernel_over_plain']:.3f}  "
-                          + (f"plain/baseline {1 / r['baseline_over_plain']:.3f}  " if args.baseline else "")
+                          + "".join(f"plain/{k.removesuffix('_over_plain')} {1 / v:.3f}  " for k, v in r.items()
+                                    if k.endswith("_over_plain") and k != "kernel_over_plain")
                           + f"equal logits {r['equal_logits']}", flush=True)
                 continue
             for tokens, width in shapes:
@@ -343,7 +378,8 @@ def main() -> None:
                     f"{workload:10s} {dtype_name:9s} tokens {tokens:6d} width {width:5d}  "
                     f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
                     f"kernel/plain {r['kernel_over_plain']:.3f}  "
-                    + (f"baseline/plain {r['baseline_over_plain']:.3f}  " if args.baseline else "")
+                    + "".join(f"{k.removesuffix('_over_plain')}/plain {v:.3f}  " for k, v in r.items()
+                              if k.endswith("_over_plain") and k != "kernel_over_plain")
                     + f"equal {r['equal_outputs_and_grads']}",
                     flush=True,
                 )
