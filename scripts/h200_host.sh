@@ -48,7 +48,7 @@ old_cuda=$!
 workers=()
 python3 -c 'import xdist' 2>/dev/null && workers=(-n 6)
 status=0
-noarch_tests="tests/test_autograd.py tests/test_contract.py tests/test_views.py"
+noarch_tests="tests/test_autograd.py tests/test_contract.py tests/test_views.py tests/test_eager_path.py"
 stamp "noarch tests, as routed"
 RELU_TEST_TARGETS=cuda RELU_NOARCH_TESTS="$noarch_tests" timeout 100 scripts/test_noarch.sh "${workers[@]}" -q -rfs \
   -p no:cacheprovider >> "$OUT/tests.log" 2>&1 || status=1
@@ -60,7 +60,7 @@ wait $new_cpu || { tail -20 /tmp/new_cpu.log; exit 1; }
 wait $old_cuda || { tail -20 /tmp/old_cuda.log; exit 1; }
 stamp "compiled variant: tests/test_autograd.py"
 RELU_TEST_TARGETS=cuda RELU_CUDA_ARCHS=9.0 timeout 60 python3 -m pytest "${workers[@]}" -q -rfs -p no:cacheprovider \
-  tests/test_autograd.py >> "$OUT/tests.log" 2>&1 || status=1
+  tests/test_autograd.py tests/test_eager_path.py >> "$OUT/tests.log" 2>&1 || status=1
 grep -E "passed|failed|error" "$OUT/tests.log" | tail -8
 
 stamp "calls"
