@@ -9,9 +9,10 @@
 # | tar -x -C .baseline/main`); RELU_GIT_REVISION=$(git describe --always --dirty). Stages:
 #   builds (in the background): this tree's cu130 and cpu variants (build/), the baseline's
 #          cu130 variant (.cache/h200-old) and its noarch torch-cuda (.cache/noarch-main)
-#   tests  the noarch suite's autograd, contract and views tests on CUDA tensors, routed as
-#          shipped, then with every CUDA call on Triton (RELU_TEST_NOARCH_PATH=triton);
-#          then the compiled variant's tests/test_autograd.py on CUDA        -> tests.log
+#   tests  the noarch suite's autograd, contract and eager-path tests on CUDA tensors, routed
+#          as shipped, and the compiled variant's autograd and eager-path tests on CUDA; last,
+#          views and eager-path tests with every CUDA call on Triton
+#          (RELU_TEST_NOARCH_PATH=triton)                                    -> tests.log
 #   calls  benchmarks/studies/call_path.py --fallback: host time per call and its stages,
 #          forward + backward and its stages, GPU time like for like, this tree's torch-cuda
 #          beside the baseline's                                                -> fallback.json
@@ -48,39 +49,41 @@ old_cuda=$!
 workers=()
 python3 -c 'import xdist' 2>/dev/null && workers=(-n 6)
 status=0
-noarch_tests="tests/test_autograd.py tests/test_contract.py tests/test_views.py tests/test_eager_path.py"
+# Stages by priority, each time-boxed (one device call of at most 5 minutes).
 stamp "noarch tests, as routed"
-RELU_TEST_TARGETS=cuda RELU_NOARCH_TESTS="$noarch_tests" timeout 100 scripts/test_noarch.sh "${workers[@]}" -q -rfs \
-  -p no:cacheprovider >> "$OUT/tests.log" 2>&1 || status=1
-stamp "noarch tests, every CUDA call on Triton"
-RELU_TEST_TARGETS=cuda RELU_TEST_NOARCH_PATH=triton RELU_NOARCH_TESTS="$noarch_tests" timeout 80 scripts/test_noarch.sh \
-  "${workers[@]}" -q -rfs -p no:cacheprovider >> "$OUT/tests.log" 2>&1 || status=1
+RELU_TEST_TARGETS=cuda RELU_NOARCH_TESTS="tests/test_autograd.py tests/test_contract.py tests/test_eager_path.py" \
+  timeout 75 scripts/test_noarch.sh "${workers[@]}" -q -rfs -p no:cacheprovider >> "$OUT/tests.log" 2>&1 || status=1
 wait $new_cuda || { tail -20 /tmp/new_cuda.log; exit 1; }
 wait $new_cpu || { tail -20 /tmp/new_cpu.log; exit 1; }
 wait $old_cuda || { tail -20 /tmp/old_cuda.log; exit 1; }
-stamp "compiled variant: tests/test_autograd.py"
-RELU_TEST_TARGETS=cuda RELU_CUDA_ARCHS=9.0 timeout 60 python3 -m pytest "${workers[@]}" -q -rfs -p no:cacheprovider \
+stamp "compiled variant: tests/test_autograd.py tests/test_eager_path.py"
+RELU_TEST_TARGETS=cuda RELU_CUDA_ARCHS=9.0 timeout 35 python3 -m pytest -q -rfs -p no:cacheprovider \
   tests/test_autograd.py tests/test_eager_path.py >> "$OUT/tests.log" 2>&1 || status=1
-grep -E "passed|failed|error" "$OUT/tests.log" | tail -8
+grep -E "passed|failed|error" "$OUT/tests.log" | tail -4
 
 stamp "calls"
 new_noarch=.cache/noarch/build/torch-cuda
-timeout 100 python3 benchmarks/studies/call_path.py --fallback $new_noarch --baseline .cache/noarch-main/build/torch-cuda \
+timeout 75 python3 benchmarks/studies/call_path.py --fallback $new_noarch --baseline .cache/noarch-main/build/torch-cuda \
   --device cuda --parts calls train gpu --calls 1000 --repeats 5 --out "$OUT/fallback.json" > "$OUT/fallback.log" 2>&1 \
   || status=1
 tail -5 "$OUT/fallback.log"
 stamp "train"
 old_compiled=$(ls -d .cache/h200-old/torch-stable-abi*-cu130-*)
 new_compiled=$(ls -d build/torch-stable-abi*-cu130-*)
-timeout 40 python3 benchmarks/studies/call_path.py --variant "$new_compiled" --baseline "$old_compiled" --device cuda \
+timeout 25 python3 benchmarks/studies/call_path.py --variant "$new_compiled" --baseline "$old_compiled" --device cuda \
   --parts train --repeats 7 --out "$OUT/train_stages.json" > "$OUT/train_stages.log" 2>&1 || status=1
 cat "$OUT/train_stages.log"
-timeout 80 python3 benchmarks/studies/training_step.py --device cuda --kernel "$new_compiled" --baseline "$old_compiled" \
-  --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3 --repeats 9 --aten-backward-peer \
+timeout 45 python3 benchmarks/studies/training_step.py --device cuda --kernel "$new_compiled" --baseline "$old_compiled" \
+  --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3 --repeats 7 --aten-backward-peer \
   --out "$OUT/training.json" > "$OUT/training.log" 2>&1 || status=1
-timeout 30 python3 benchmarks/studies/training_step.py --device cuda --kernel $new_noarch \
+grep -vE "^\s*$" "$OUT/training.log" | tail -5
+stamp "noarch tests, every CUDA call on Triton"
+RELU_TEST_TARGETS=cuda RELU_TEST_NOARCH_PATH=triton RELU_NOARCH_TESTS="tests/test_views.py tests/test_eager_path.py" \
+  timeout 40 scripts/test_noarch.sh "${workers[@]}" -q -rfs -p no:cacheprovider >> "$OUT/tests.log" 2>&1 || status=1
+stamp "train, noarch"
+timeout 15 python3 benchmarks/studies/training_step.py --device cuda --kernel $new_noarch \
   --baseline .cache/noarch-main/build/torch-cuda --shapes 4096x768 --dtypes bfloat16 --workloads activation \
-  --repeats 9 --out "$OUT/training_noarch.json" >> "$OUT/training.log" 2>&1 || status=1
-grep -vE "^\s*$" "$OUT/training.log" | tail -8
+  --repeats 7 --out "$OUT/training_noarch.json" >> "$OUT/training.log" 2>&1 || status=1
+grep -E "passed|failed|error" "$OUT/tests.log" | tail -6
 stamp "done"
 exit $status

@@ -29,8 +29,8 @@ beside the variant before its eager path (OLD, e.g. main's staging) and torch:
     prepared integer views, and NEW forced onto Triton (FORCE_PATH);
   - "gpu" (CUDA): GPU time per call from CUDA-graph replay, NEW, OLD and torch like for
     like (relu(x) against torch.relu(x), relu(x, out=o) against clamp_min(out=)), dense
-    float32, bfloat16 and int8 at 256 KiB-1 GiB, and views of an 8192 x 16384 float32
-    source (a chunk, its transpose, a stepped view).
+    float32 and bfloat16 at 256 KiB-1 GiB, int8 at 256 KiB and 256 MiB, and views of an
+    8192 x 16384 float32 source (a chunk, its transpose, a stepped view).
   - "train" (--parts train; any variant, compiled ones too): forward + backward of relu on a
     4096 x 3072 bfloat16 leaf beside torch.relu, and the pieces of the path alone
     (autograd.Function.apply's Python classmethod and its C part, the eager kernels, the op
@@ -180,7 +180,7 @@ def fallback_gpu(new, old, repeats: int) -> list[dict]:
         print(rows[-1], flush=True)
 
     for dtype in FALLBACK_GPU_DTYPES:
-        for size in FALLBACK_GPU_BYTES:
+        for size in FALLBACK_GPU_BYTES if dtype.is_floating_point else FALLBACK_GPU_BYTES[::3]:
             numel = size // dtype.itemsize
             x = (torch.randn(numel, device="cuda").to(dtype) if dtype.is_floating_point
                  else torch.randint(-100, 100, (numel,), device="cuda", dtype=dtype))
