@@ -6,7 +6,9 @@
 # Before the call, on the dev machine: ../shared/device/fetch-wheels .whl (kernels for the
 # H200's python3); the baseline's sources in .baseline/main (e.g. `git -C <main checkout>
 # archive HEAD build.toml flake.nix torch-ext relu-cuda relu-cpu relu-common relu-xpu scripts
-# | tar -x -C .baseline/main`); RELU_GIT_REVISION=$(git describe --always --dirty). Stages:
+# | tar -x -C .baseline/main`, then a comment line appended to its torch-ext/torch_binding.cpp:
+# the op namespace hashes the compiled sources only, and two builds of one namespace cannot
+# share a process); RELU_GIT_REVISION=$(git describe --always --dirty). Stages:
 #   builds (in the background): this tree's cu130 and cpu variants (build/), the baseline's
 #          cu130 variant (.cache/h200-old) and its noarch torch-cuda (.cache/noarch-main)
 #   tests  the noarch suite's autograd, contract and eager-path tests on CUDA tensors, routed

@@ -76,9 +76,24 @@ def load_variant(variant_dir: Path):
     return get_local_kernel(variant_dir, backend=backend)
 
 
+class Globals:
+    """A loaded variant's functions.py, through relu()'s own globals: two builds of one
+    compiled source share a module name (the op namespace hashes the compiled sources only),
+    so sys.modules cannot tell their packages apart. Attribute writes go to that module."""
+
+    def __init__(self, kernel):
+        object.__setattr__(self, "_globals", kernel.relu.__globals__)
+
+    def __getattr__(self, name):
+        return self._globals[name]
+
+    def __setattr__(self, name, value):
+        self._globals[name] = value
+
+
 def noarch_modules(kernel):
     """The loaded variant's _noarch.py and functions.py."""
-    return sys.modules[f"{kernel.__name__}._noarch"], sys.modules[kernel.relu.__module__]
+    return sys.modules[f"{kernel.__name__}._noarch"], Globals(kernel)
 
 
 class ForcedPath:
@@ -201,7 +216,7 @@ def training_stages(new, old, device: str, repeats: int) -> list[dict]:
     x.grad reset each time as a training step does, beside torch.relu; then the pieces of
     NEW's path alone: autograd.Function.apply's Python classmethod and its C part, the op's
     forward and backward as eager calls run them, and torch.relu's backward kernel."""
-    functions = sys.modules[new.relu.__module__]
+    functions = Globals(new)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     shape = (4096, 3072) if device == "cuda" else (256, 1024)
     x = torch.randn(shape, device=device, dtype=dtype).requires_grad_(True)
@@ -258,7 +273,7 @@ def training_stages(new, old, device: str, repeats: int) -> list[dict]:
 def fallback_main(args) -> None:
     new = load_variant(args.fallback)
     old = load_variant(args.baseline) if args.baseline else None
-    assert old is None or old.__name__ != new.__name__
+    assert old is None or old.relu is not new.relu
     try:
         import triton as triton_package
     except ImportError:  # a CPU machine without Triton: the torch-cpu variant needs none

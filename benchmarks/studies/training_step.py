@@ -195,11 +195,12 @@ def compare_interleaved(steps: dict, device: str, repeats: int, min_sample_s: fl
     }
 
 
-def functions_module(model: nn.Module):
-    """The functions.py module whose relu() the kernelized model's ReLU layers call."""
+def functions_module(model: nn.Module) -> dict:
+    """The globals of the functions.py whose relu() the kernelized model's ReLU layers call
+    (two builds of one compiled source share module names: sys.modules cannot tell them apart)."""
     act = model.act if hasattr(model, "act") else model.layers[0].activation_fn
     forward = getattr(act.forward, "__func__", act.forward)
-    return sys.modules[forward.__globals__["relu"].__module__]
+    return forward.__globals__["relu"].__globals__
 
 
 def with_aten_backward(step, functions):
@@ -211,11 +212,11 @@ def with_aten_backward(step, functions):
         return threshold_backward(grad, result, 0)
 
     def run():
-        saved, functions._relu_backward_eager = functions._relu_backward_eager, backward
+        saved, functions["_relu_backward_eager"] = functions["_relu_backward_eager"], backward
         try:
             return step()
         finally:
-            functions._relu_backward_eager = saved
+            functions["_relu_backward_eager"] = saved
 
     return run
 
