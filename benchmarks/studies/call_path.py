@@ -32,7 +32,8 @@ beside the variant before its eager path (OLD, e.g. main's staging) and torch:
     float32 and bfloat16 at 256 KiB-1 GiB, int8 at 256 KiB and 256 MiB, and views of an
     8192 x 16384 float32 source (a chunk, its transpose, a stepped view).
   - "train" (--parts train; any variant, compiled ones too): forward + backward of relu on a
-    4096 x 3072 bfloat16 leaf beside torch.relu, and the pieces of the path alone
+    4096 x 3072 bfloat16 leaf (CPU: 64 x 256 float32, where the host path shows) beside
+    torch.relu, and the pieces of the path alone
     (autograd.Function.apply's Python classmethod and its C part, the eager kernels, the op
     through the dispatcher, torch.relu's backward kernel, the autograd engine's floor).
     python benchmarks/studies/call_path.py --fallback .cache/noarch/build/torch-cuda \
@@ -218,7 +219,7 @@ def training_stages(new, old, device: str, repeats: int) -> list[dict]:
     forward and backward as eager calls run them, and torch.relu's backward kernel."""
     functions = Globals(new)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    shape = (4096, 3072) if device == "cuda" else (256, 1024)
+    shape = (4096, 3072) if device == "cuda" else (64, 256)
     x = torch.randn(shape, device=device, dtype=dtype).requires_grad_(True)
     g = torch.randn(shape, device=device, dtype=dtype)
     r = torch.relu(x.detach())
