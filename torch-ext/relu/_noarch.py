@@ -428,9 +428,10 @@ class _OnDeviceOf:
             self._guard.__exit__(*exc)
 
 
-def _takes_triton(x: torch.Tensor, dense=None) -> bool:
-    """Whether a CUDA call of x runs on Triton (dense: whether x, and out if given, are dense
-    alike; None: x's own layout decides). Measured on the H200 (torch 2.11, Triton 3.6;
+def _takes_triton(x: torch.Tensor, dense=None, other=None) -> bool:
+    """Whether a CUDA call of x runs on Triton (dense: whether x and `other`, the call's other
+    tensor if any, are dense, checked here to have the same strides; None: x's own layout
+    decides). Measured on the H200 (torch 2.11, Triton 3.6;
     benchmarks/studies/triton_compare.py): dense tensors run on aten at torch's own speed,
     where Triton's flat pass ran at 0.96-0.97x from 64 MiB; views with contiguous rows (a
     chunk x[:, :k], its transpose) ran 1.55x faster on Triton's walk than torch.relu on
@@ -443,6 +444,8 @@ def _takes_triton(x: torch.Tensor, dense=None) -> bool:
         return True
     if dense is None:
         dense = x.is_contiguous() or _is_dense(x)
+    elif other is not None:
+        dense = dense and _same_strides(other, x)
     return not dense and 1 in x.stride()
 
 
@@ -458,7 +461,7 @@ def _relu_cuda(x: torch.Tensor) -> torch.Tensor:
 
 def _relu_out_cuda(out: torch.Tensor, x: torch.Tensor) -> None:
     dense = _check_relu_args(out, x)
-    if not _takes_triton(x, dense and _same_strides(out, x)):
+    if not _takes_triton(x, dense, out):
         _torch_relu_into(out, x, dense)
         return
     with _OnDeviceOf(x):
@@ -467,7 +470,7 @@ def _relu_out_cuda(out: torch.Tensor, x: torch.Tensor) -> None:
 
 def _relu_backward_cuda(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     _check_backward_args(grad_out, result)
-    if not _takes_triton(result, _is_dense(result) and _same_strides(result, grad_out)):
+    if not _takes_triton(result, result.is_contiguous() or _is_dense(result), grad_out):
         return _torch_relu_backward(grad_out, result)
     with _OnDeviceOf(result):
         return _triton_relu_backward(grad_out, result)
