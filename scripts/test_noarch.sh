@@ -26,7 +26,7 @@ assert torch.__version__.split('+')[0] == '$RELU_NOARCH_TORCH'" 2>/dev/null; the
     "$venv/bin/python" -m pip install -q "torch==$RELU_NOARCH_TORCH" \
       $(grep -v -E '^(#|torch==|triton==)' requirements-dev.txt | grep .)
   fi
-  PYTHON=$PWD/$venv/bin/python
+  PYTHON=$(cd "$venv" && pwd)/bin/python
   dir=${RELU_NOARCH_DIR:-.cache/relu-noarch-torch$RELU_NOARCH_TORCH}
 fi
 dir=${dir:-${RELU_NOARCH_DIR:-.cache/relu-noarch}}
