@@ -90,8 +90,10 @@ def add_op_namespace_prefix(op_name: str) -> str:
 # A noarch variant's _ops.py: the ops come from Python (_noarch.py), not from a library.
 NOARCH_OPS_PY = '''\
 import torch
-from ._noarch import register_ops
+from ._noarch import eager_kernels_of, register_ops
 ops = register_ops("{id}", "{backend}", "{dtype_table}")
+# What functions.py calls for eager relu(): the ops' kernels without the torch.library round trip.
+eager_kernels = eager_kernels_of(ops, "{backend}")
 
 
 def add_op_namespace_prefix(op_name: str) -> str:

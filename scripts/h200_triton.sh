@@ -11,7 +11,7 @@
 # --always --dirty) from here. Stages:
 #   tests  scripts/test_noarch.sh: the suite on build/torch-{cpu,cuda} staged there, on CUDA
 #          tensors only (the CPU ones are CI's: RELU_TEST_TARGETS=cuda), every CUDA call
-#          through Triton (RELU_TEST_SMALL_CALL_BYTES=0), 8 workers when pytest-xdist is
+#          through Triton (RELU_TEST_NOARCH_PATH=triton), 8 workers when pytest-xdist is
 #          there ($RELU_H200_TESTS: pytest arguments instead of -q)                  -> tests.log
 #   bench  benchmarks/studies/triton_compare.py --quick: host time per call 4 KiB-1 MiB (both
 #          paths: the small-call threshold), dense float32/bfloat16 at 1, 16, 256 MiB, views;
@@ -44,7 +44,7 @@ for stage in $stages; do
   start=$SECONDS
   case $stage in
     tests)
-      RELU_TEST_TARGETS=cuda RELU_TEST_SMALL_CALL_BYTES=0 timeout 240 scripts/test_noarch.sh "${workers[@]}" \
+      RELU_TEST_TARGETS=cuda RELU_TEST_NOARCH_PATH=triton timeout 240 scripts/test_noarch.sh "${workers[@]}" \
         ${RELU_H200_TESTS:--q} -rfs -p no:cacheprovider > "$OUT/tests.log" 2>&1
       status=$?
       tail -25 "$OUT/tests.log" ;;

@@ -6,10 +6,30 @@
 # torch-cuda for the CUDA ones. Extra arguments go to pytest; $RELU_NOARCH_TESTS: test files
 # instead of the suite. Left out of the suite: the tests of sources and compilers (no variant
 # loaded: the default suite runs them).
+#
+# RELU_NOARCH_TORCH=<version> (e.g. 2.9.1, the oldest torch the noarch variants serve) runs it
+# under that torch instead: a venv at $RELU_NOARCH_VENV (default .cache/venv-torch<version>),
+# made on first use with torch==<version> from PyPI (its CUDA wheel: it imports without a GPU,
+# tests the torch-cuda variant on CPU tensors too, and pulls the Triton that torch pins) and
+# the rest of requirements-dev.txt; kept for the next run. 2.9.1: about 3.9 GB of wheels
+# (torch 0.9 GB, the CUDA 12.8 libraries 2.9 GB, triton 3.5.1), a 7 GB venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-dir=${RELU_NOARCH_DIR:-.cache/relu-noarch}
+if [ -n "${RELU_NOARCH_TORCH:-}" ]; then
+  venv=${RELU_NOARCH_VENV:-.cache/venv-torch$RELU_NOARCH_TORCH}
+  if ! "$venv/bin/python" -c "import torch, kernels, pytest, numpy, triton, tabulate
+assert torch.__version__.split('+')[0] == '$RELU_NOARCH_TORCH'" 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --upgrade pip
+    # torch's own pins decide triton and the CUDA libraries; the rest as the test venv has it.
+    "$venv/bin/python" -m pip install -q "torch==$RELU_NOARCH_TORCH" \
+      $(grep -v -E '^(#|torch==|triton==)' requirements-dev.txt | grep .)
+  fi
+  PYTHON=$(cd "$venv" && pwd)/bin/python
+  dir=${RELU_NOARCH_DIR:-.cache/relu-noarch-torch$RELU_NOARCH_TORCH}
+fi
+dir=${dir:-${RELU_NOARCH_DIR:-.cache/relu-noarch}}
 for backend in cpu cuda; do
   "$PYTHON" scripts/build_variant.py --noarch --backend $backend --build-dir .cache/noarch/build >/dev/null
 done

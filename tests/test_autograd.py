@@ -265,6 +265,8 @@ def test_no_grad_calls_never_enter_python_autograd(kernel, device, monkeypatch):
         raise AssertionError("a no-grad call entered the Python autograd path")
 
     monkeypatch.setattr(kernel.relu.__globals__["_ReluFunction"], "apply", refuse)
+    # Eager calls reach autograd.Function.apply's C part directly (functions.py).
+    monkeypatch.setitem(kernel.relu.__globals__, "_relu_function_apply", refuse)
     x = random_input(100, torch.float32, device)
     assert_bitwise_equal(kernel.relu(x), reference_relu(x))
     assert_bitwise_equal(kernel.relu(x, out=poisoned_like(x)), reference_relu(x))

@@ -23,7 +23,17 @@ Method:
     repeats, so drift hits both alike; the figure is the median of the repeats.
   - "activation" times the part the kernel replaces on its own: forward + backward of the
     ReLU layer on the block's hidden activation (tokens x 4d), to show its share of a step.
+  - "opt125m" (--workloads opt125m): a whole eager training step of an OPT-125m-shaped
+    decoder (12 pre-LayerNorm layers, width 768, 12 heads, FFN 3072 with ReLU, vocabulary
+    50272, tied head; batch 8 x 512 tokens, random weights): forward, cross-entropy, backward.
+    A stand-in written here with torch's modules, not transformers' OPTForCausalLM, which the
+    H200 image does not have; same shapes, same activation count (its 12 nn.ReLU kernelized).
+  - --baseline <variant>: a third peer, "baseline", the same model kernelized to another
+    build (e.g. main's), timed in the same loop.
 Writes results/<device>/training_step.json (device "cpu", or the GPU's name, e.g. "h200").
+
+    python benchmarks/studies/training_step.py --device cuda --kernel <new> --baseline <old> \
+        --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3
 """
 
 from __future__ import annotations
@@ -64,6 +74,50 @@ class MLPBlock(nn.Module):
         return self.down(self.act(self.up(x)))
 
 
+class OPTDecoderLayer(nn.Module):
+    """OPT's decoder layer (pre-LayerNorm, do_layer_norm_before=True), dropout off."""
+
+    def __init__(self, width: int, heads: int, ffn: int, relu: type[nn.Module]):
+        super().__init__()
+        self.heads = heads
+        self.self_attn_layer_norm = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out_proj = nn.Linear(width, width)
+        self.final_layer_norm = nn.LayerNorm(width)
+        self.fc1 = nn.Linear(width, ffn)
+        self.activation_fn = relu()
+        self.fc2 = nn.Linear(ffn, width)
+
+    def forward(self, h):
+        batch, tokens, width = h.shape
+        q, k, v = self.qkv(self.self_attn_layer_norm(h)).view(batch, tokens, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        attention = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        h = h + self.out_proj(attention.transpose(1, 2).reshape(batch, tokens, width))
+        return h + self.fc2(self.activation_fn(self.fc1(self.final_layer_norm(h))))
+
+
+class OPTStandIn(nn.Module):
+    """OPT-125m's shapes: 12 layers, width 768, 12 heads, FFN 3072, vocabulary 50272, 2048
+    positions (+2, OPT's offset), the head tied to the embedding."""
+
+    def __init__(self, relu: type[nn.Module], layers=12, width=768, heads=12, ffn=3072, vocab=50272, positions=2050):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, width)
+        self.embed_positions = nn.Embedding(positions, width)
+        self.layers = nn.ModuleList(OPTDecoderLayer(width, heads, ffn, relu) for _ in range(layers))
+        self.final_layer_norm = nn.LayerNorm(width)
+
+    def forward(self, ids):
+        positions = torch.arange(2, ids.shape[1] + 2, device=ids.device)
+        h = self.embed_tokens(ids) + self.embed_positions(positions)
+        for layer in self.layers:
+            h = layer(h)
+        return self.final_layer_norm(h) @ self.embed_tokens.weight.t()
+
+
+OPT_BATCH, OPT_TOKENS = 8, 512
+
+
 def kernelizable_relu():
     from kernels import use_kernel_forward_from_hub
 
@@ -99,7 +153,8 @@ def kernelized(model: nn.Module, device: str, path: Path) -> nn.Module:
         kernelize(model, mode=Mode.TRAINING, device=device, use_fallback=False)
     # The kernel maps NaN to 0 where nn.ReLU keeps it: proof the forward was replaced.
     probe = torch.tensor([float("nan"), 1.0], device=device)
-    assert model.act(probe).tolist() == [0.0, 1.0], "kernelize kept nn.ReLU's forward"
+    act = model.act if hasattr(model, "act") else model.layers[0].activation_fn
+    assert act(probe).tolist() == [0.0, 1.0], "kernelize kept nn.ReLU's forward"
     return model
 
 
@@ -140,25 +195,95 @@ def compare_interleaved(steps: dict, device: str, repeats: int, min_sample_s: fl
     }
 
 
+def functions_module(model: nn.Module) -> dict:
+    """The globals of the functions.py whose relu() the kernelized model's ReLU layers call
+    (two builds of one compiled source share module names: sys.modules cannot tell them apart)."""
+    act = model.act if hasattr(model, "act") else model.layers[0].activation_fn
+    forward = getattr(act.forward, "__func__", act.forward)
+    return forward.__globals__["relu"].__globals__
+
+
+def with_aten_backward(step, functions):
+    """The step with the eager backward swapped for torch.relu's own kernel (threshold_backward),
+    an alternative measured beside the shipped path (--aten-backward-peer)."""
+    threshold_backward = torch.ops.aten.threshold_backward.default._op
+
+    def backward(grad, result):
+        return threshold_backward(grad, result, 0)
+
+    def run():
+        saved, functions["_relu_backward_eager"] = functions["_relu_backward_eager"], backward
+        try:
+            return step()
+        finally:
+            functions["_relu_backward_eager"] = saved
+
+    return run
+
+
+def opt_step(model: nn.Module, ids: torch.Tensor):
+    params = list(model.parameters())
+
+    def step():
+        for p in params:
+            p.grad = None
+        logits = model(ids)
+        loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]).float(), ids.view(-1))
+        loss.backward()
+        return logits.detach()
+
+    return step
+
+
+def run_opt(dtype_name: str, device: str, args) -> dict:
+    """The OPT-125m-shaped step: plain, kernel (and baseline); logits compared bit for bit."""
+    dtype = getattr(torch, dtype_name)
+    torch.manual_seed(0)
+    plain = OPTStandIn(kernelizable_relu()).to(device=device, dtype=dtype)
+    models = {"plain": plain, "kernel": kernelized(copy.deepcopy(plain), device, args.kernel)}
+    if args.baseline:
+        models["baseline"] = kernelized(copy.deepcopy(plain), device, args.baseline)
+    ids = torch.randint(0, 50272, (OPT_BATCH, OPT_TOKENS), device=device)
+    steps = {name: opt_step(model, ids) for name, model in models.items()}
+    if args.aten_backward_peer:
+        steps["kernel_aten_backward"] = with_aten_backward(steps["kernel"], functions_module(models["kernel"]))
+    logits = {name: step() for name, step in steps.items()}
+    equal = all(torch.equal(logits["plain"], v) for v in logits.values())
+    timings = compare_interleaved(steps, device, args.repeats, args.min_sample_ms / 1e3)
+    record = {"workload": "opt125m", "dtype": dtype_name, "batch": OPT_BATCH, "tokens": OPT_TOKENS,
+              "equal_logits": equal, **timings}
+    record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
+    for name in timings:
+        if name not in ("plain", "kernel"):
+            record[f"{name}_over_plain"] = timings[name]["median_us"] / timings["plain"]["median_us"]
+    return record
+
+
 def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device: str, args) -> dict:
     dtype = getattr(torch, dtype_name)
     torch.manual_seed(0)
     plain_block = MLPBlock(width, kernelizable_relu()).to(device=device, dtype=dtype)
-    kernel_block = kernelized(copy.deepcopy(plain_block), device, args.kernel)
+    blocks = {"plain": plain_block, "kernel": kernelized(copy.deepcopy(plain_block), device, args.kernel)}
+    if args.baseline:
+        blocks["baseline"] = kernelized(copy.deepcopy(plain_block), device, args.baseline)
     if workload == "mlp_block":
-        plain, kernel = plain_block, kernel_block
+        modules = blocks
         x = torch.randn(tokens, width, device=device, dtype=dtype, requires_grad=True)
         grad = torch.randn(tokens, width, device=device, dtype=dtype)
     else:  # the ReLU layer alone, on the hidden activation
-        plain, kernel = plain_block.act, kernel_block.act
+        modules = {name: block.act for name, block in blocks.items()}
         x = torch.randn(tokens, 4 * width, device=device, dtype=dtype, requires_grad=True)
         grad = torch.randn(tokens, 4 * width, device=device, dtype=dtype)
 
-    pairs = list(zip(snapshot(plain, x, grad), snapshot(kernel, x, grad)))
+    plain_snapshot = snapshot(modules["plain"], x, grad)
+    pairs = [pair for name in modules if name != "plain" for pair in zip(plain_snapshot, snapshot(modules[name], x, grad))]
     equal = all(torch.equal(a, b) for a, b in pairs)
     max_abs_diff = max((a.float() - b.float()).abs().max().item() for a, b in pairs)
+    steps = {name: make_step(module, x, grad) for name, module in modules.items()}
+    if args.aten_backward_peer:
+        steps["kernel_aten_backward"] = with_aten_backward(steps["kernel"], functions_module(blocks["kernel"]))
     timings = compare_interleaved(
-        {"plain": make_step(plain, x, grad), "kernel": make_step(kernel, x, grad)},
+        steps,
         device,
         args.repeats,
         args.min_sample_ms / 1e3,
@@ -174,6 +299,9 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
         **{f"{name}": t for name, t in timings.items()},
     }
     record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
+    for name in timings:
+        if name not in ("plain", "kernel"):
+            record[f"{name}_over_plain"] = timings[name]["median_us"] / timings["plain"]["median_us"]
     return record
 
 
@@ -187,6 +315,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="default results/<device>/training_step.json")
     parser.add_argument("--kernel", type=Path, default=ROOT,
                         help="a checkout, its build/ or one variant directory (default: this checkout)")
+    parser.add_argument("--baseline", type=Path, default=None, help="another build, timed as a third peer")
+    parser.add_argument("--shapes", nargs="+", default=None, help="TOKENSxWIDTH ... instead of the device's list")
+    parser.add_argument("--dtypes", nargs="+", default=None, help="instead of the device's list")
+    parser.add_argument("--workloads", nargs="+", choices=["mlp_block", "activation", "opt125m"],
+                        default=["mlp_block", "activation"])
+    parser.add_argument("--runs", type=int, default=1, help="opt125m: measured this many times (median of runs)")
+    parser.add_argument("--aten-backward-peer", action="store_true",
+                        help="a fourth peer: the kernel with its eager backward on aten's threshold_backward")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -218,17 +354,34 @@ def main() -> None:
         "min_sample_ms": args.min_sample_ms,
         "loadavg_start": os.getloadavg(),
     }
+    meta["baseline"] = str(args.baseline) if args.baseline else None
     records = []
     shapes = (QUICK_SHAPES if args.quick else SHAPES)[device]
-    for dtype_name in DTYPES[device]:
-        for tokens, width in shapes:
-            for workload in ("mlp_block", "activation"):
+    if args.shapes:
+        shapes = [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
+    for dtype_name in args.dtypes or DTYPES[device]:
+        for workload in args.workloads:
+            if workload == "opt125m":
+                for _ in range(args.runs):
+                    r = run_opt(dtype_name, device, args)
+                    records.append(r)
+                    print(f"opt125m    {dtype_name:9s} batch {OPT_BATCH} x {OPT_TOKENS}  "
+                          f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
+                          f"plain/kernel {1 / r['kernel_over_plain']:.3f}  "
+                          + "".join(f"plain/{k.removesuffix('_over_plain')} {1 / v:.3f}  " for k, v in r.items()
+                                    if k.endswith("_over_plain") and k != "kernel_over_plain")
+                          + f"equal logits {r['equal_logits']}", flush=True)
+                continue
+            for tokens, width in shapes:
                 r = run_workload(workload, dtype_name, tokens, width, device, args)
                 records.append(r)
                 print(
                     f"{workload:10s} {dtype_name:9s} tokens {tokens:6d} width {width:5d}  "
                     f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
-                    f"kernel/plain {r['kernel_over_plain']:.3f}  equal {r['equal_outputs_and_grads']}",
+                    f"kernel/plain {r['kernel_over_plain']:.3f}  "
+                    + "".join(f"{k.removesuffix('_over_plain')}/plain {v:.3f}  " for k, v in r.items()
+                              if k.endswith("_over_plain") and k != "kernel_over_plain")
+                    + f"equal {r['equal_outputs_and_grads']}",
                     flush=True,
                 )
     meta["loadavg_end"] = os.getloadavg()

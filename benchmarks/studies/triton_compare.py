@@ -6,8 +6,8 @@ like, in one process (H200: scripts/h200_triton.sh).
 
   - "calls": host time per eager call (loop of calls, one synchronize), float32 at 4 KiB to
     1 MiB: relu(x) vs torch.relu(x), relu(x, out=o) vs clamp_min(out=); the Triton variant as
-    shipped and with each of its two paths forced (SMALL_CALL_BYTES patched in the loaded
-    module: 0 = always Triton, huge = always the torch path), to place the crossover.
+    shipped and with each of its two paths forced (FORCE_PATH set in the loaded module:
+    "triton" or "torch" for every call), to place the crossover.
   - "dense": GPU time per call from CUDA-graph replay (timing.GraphSampler), one buffer
     pair, 1 MiB to 1 GiB, float32, bfloat16, float16, int8, both forms.
   - "views": GPU time of relu(v) for views of an 8192 x 16384 source (a chunk, x[:, ::2], a
@@ -46,25 +46,25 @@ VIEW_SOURCE = (8192, 16384)
 
 
 def noarch_module(kernel):
-    """The loaded variant's _noarch.py (the module whose SMALL_CALL_BYTES routes calls)."""
+    """The loaded variant's _noarch.py (the module whose FORCE_PATH pins a path)."""
     return sys.modules[f"{kernel.__name__}._noarch"]
 
 
 class Forced:
-    """Runs fn with the Triton variant's small-call threshold patched."""
+    """Runs fn with the Triton variant's FORCE_PATH set ("triton" or "torch")."""
 
-    def __init__(self, module, threshold: int, fn):
-        self.module, self.threshold, self.fn = module, threshold, fn
+    def __init__(self, module, path: str, fn):
+        self.module, self.path, self.fn = module, path, fn
 
     def __call__(self):
         return self.fn()
 
     def __enter__(self):
-        self.saved = self.module.SMALL_CALL_BYTES
-        self.module.SMALL_CALL_BYTES = self.threshold
+        self.saved = self.module.FORCE_PATH
+        self.module.FORCE_PATH = self.path
 
     def __exit__(self, *exc):
-        self.module.SMALL_CALL_BYTES = self.saved
+        self.module.FORCE_PATH = self.saved
 
 
 def check(peers: dict, x: torch.Tensor) -> None:
@@ -109,13 +109,13 @@ def call_rows(triton, compiled, repeats: int, quick: bool, device: str = "cuda")
         o = torch.empty_like(x)
         peers = {
             "triton relu(x)": lambda: triton.relu(x),
-            "triton relu(x) [Triton path]": Forced(module, 0, lambda: triton.relu(x)),
-            "triton relu(x) [torch path]": Forced(module, 1 << 62, lambda: triton.relu(x)),
+            "triton relu(x) [Triton path]": Forced(module, "triton", lambda: triton.relu(x)),
+            "triton relu(x) [torch path]": Forced(module, "torch", lambda: triton.relu(x)),
             "compiled relu(x)": lambda: compiled.relu(x),
             "torch.relu(x)": lambda: torch.relu(x),
             "triton relu(x, out=o)": lambda: triton.relu(x, out=o),
-            "triton relu(x, out=o) [Triton path]": Forced(module, 0, lambda: triton.relu(x, out=o)),
-            "triton relu(x, out=o) [torch path]": Forced(module, 1 << 62, lambda: triton.relu(x, out=o)),
+            "triton relu(x, out=o) [Triton path]": Forced(module, "triton", lambda: triton.relu(x, out=o)),
+            "triton relu(x, out=o) [torch path]": Forced(module, "torch", lambda: triton.relu(x, out=o)),
             "compiled relu(x, out=o)": lambda: compiled.relu(x, out=o),
             "clamp_min(x, 0, out=o)": lambda: torch.clamp_min(x, 0, out=o),
         }

@@ -13,11 +13,18 @@ unchanged on top of it. Nothing here is a second copy of the binding's concerns:
     how each accepted dtype is computed (_rule), from what the dtype is, not a list.
 
   - CPU tensors: torch's own ops with relu's exact semantics (clamp_min, then NaN and -0.0 to
-    +0: torch.relu, clamp_min and threshold keep NaN on the CPU), float8 on its bit patterns,
-    unsigned dtypes as copies. torch's own speed, nothing more.
-  - CUDA tensors: the Triton kernels of _triton.py, imported at the first CUDA call (a CPU
-    user needs no Triton); calls smaller than SMALL_CALL_BYTES take the torch path above,
-    whose launch path is C++ (Triton's is Python).
+    +0 for floats: torch.relu, clamp_min and threshold keep NaN on the CPU),
+    float8 on its bit patterns, unsigned dtypes as copies. torch's own speed, nothing more.
+  - CUDA tensors: one aten kernel where one has relu's exact semantics (fmax(x, 0) for
+    floats, clamp_min(x, 0) for signed integers, a copy for unsigned ones: a C++ launch path,
+    torch's own speed); the Triton kernels of _triton.py, imported at the first call that
+    needs them (a CPU user needs no Triton), where aten has none (float8) or is slower
+    (views with contiguous rows), from SMALL_CALL_BYTES up (Triton's launch path is Python).
+
+Eager calls of relu() (functions.py) skip the torch.library round trip: eager_kernels_of()
+gives it these kernels to call directly, for plain tensors on this variant's devices with
+no mode or transform active; everything else (and every torch.ops or compiled call) takes
+the ops.
 
 Registered with torch.library.Library (define, then a Python kernel per dispatch key), not
 torch.library.triton_op: triton_op has torch.compile trace the op's body with fake tensors,
@@ -59,10 +66,12 @@ def _is_float8(dtype: torch.dtype) -> bool:
     return dtype.is_floating_point and dtype.itemsize == 1
 
 
-# CUDA calls of fewer bytes take the torch path (two aten launches, dispatched in C++) instead
-# of Triton's Python launch: H200, torch 2.11, float32 host time per call at 4-64 KiB, torch
-# path 28-31 us against Triton's 30-34 us; from 256 KiB the two are within 1-2 us.
+# CUDA calls of fewer bytes never take Triton, whose Python launch costs about 23 us (H200,
+# Triton 3.6) where an aten launch costs 7-11: float8 below it runs on torch ops too.
 SMALL_CALL_BYTES = 64 * 1024
+# Tests and studies pin one path for CUDA calls: "triton" (every call, whatever its size or
+# dtype) or "torch" (aten ops only); None routes by the measurements above and below.
+FORCE_PATH = None
 
 
 # ---- Argument checks: the package's one checker (_checks.py, the binding's words), raised as
@@ -88,8 +97,15 @@ def _as_binding_error(check, *args) -> None:
         raise ValueError(str(error)) from None
 
 
+# The dtypes the checker has accepted so far: after the first call in a dtype, its check is a
+# set lookup (the list itself is the binding's table, read by _dtypes.py).
+_ACCEPTED: set = set()
+
+
 def _check_dtype(x: torch.Tensor) -> None:
-    _as_binding_error(_checker().check_arguments, x, None)
+    if x.dtype not in _ACCEPTED:
+        _as_binding_error(_checker().check_arguments, x, None)
+        _ACCEPTED.add(x.dtype)
 
 
 def _is_dense(t: torch.Tensor) -> bool:
@@ -134,8 +150,18 @@ def _is_in_place(out: torch.Tensor, x: torch.Tensor) -> bool:
 
 def _check_relu_args(out: torch.Tensor, x: torch.Tensor) -> bool:
     """The binding's checks; returns whether out and x are both dense (computed on the way)."""
+    if (x.dtype in _ACCEPTED and out.dtype == x.dtype and out.is_cuda == x.is_cuda and out.is_cpu == x.is_cpu
+            and out.get_device() == x.get_device() and out.shape == x.shape and x.is_contiguous()
+            and out.is_contiguous()):
+        # The common case, all of it checked: contiguous out repeats no element, and two
+        # contiguous tensors of one shape share memory only as the same elements or partly.
+        x_start, out_start, nbytes = x.data_ptr(), out.data_ptr(), x.nbytes
+        if x_start != out_start and x_start < out_start + nbytes and out_start < x_start + nbytes:
+            _checker().raise_partial_overlap()
+        return True
     checks = _checker()
     _as_binding_error(checks.check_arguments, x, out)
+    _ACCEPTED.add(x.dtype)
     dense = _is_dense(out) and _is_dense(x)
     # Two dense tensors that share memory must be the very same elements (in place); other
     # sharing is made safe by reading x into a temporary first (_triton_relu_into).
@@ -171,16 +197,37 @@ def _zero(dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     return zero
 
 
-# Floats and signed integers go through clamp_min, not torch.where(x > 0, x, 0): on the dev
-# VM (AMD EPYC, AVX2, torch 2.13, 2 threads, shared and loaded) x > 0 and where each took
-# 25-600x clamp_min(out=)'s time on 1 MiB of float32, in every repeat.
+_CPU_ZEROS: dict = {}
+
+
+def _cpu_zero(dtype: torch.dtype) -> torch.Tensor:
+    """The zero operand of fmax and add_: a 0-dim CPU tensor, which a CUDA kernel takes as a
+    scalar argument (TensorIterator's CPU scalar): nothing allocated on the device, nothing
+    for a CUDA graph to capture but the constant."""
+    zero = _CPU_ZEROS.get(dtype)
+    if zero is None:
+        zero = _CPU_ZEROS[dtype] = torch.zeros((), dtype=dtype)
+    return zero
+
+
+# Floats on CUDA: fmax(x, 0), relu in one aten kernel: maxNum, NaN to the other operand, and
+# +0 for -0.0 (CUDA's fmax orders -0 below +0). Not on the CPU: there which zero fmax returns
+# for -0.0 depends on the operand order, the dtype and the vector path (torch 2.13, AVX2:
+# fmax(x, 0) kept -0.0 for float32, fmax(0, x) for bfloat16), and fmax ran unvectorized,
+# 15-70x clamp_min's time from 16 KiB (dev VM, AMD EPYC, AVX2). The CPU takes clamp_min,
+# then NaN to +0 (infinities kept) and + 0 (a 0-dim zero: -0.0 + 0.0 is +0.0, every other
+# value, denormals included, unchanged). where(x > 0, x, 0) is two kernels and a mask; on the
+# dev VM x > 0 and where each took 25-600x clamp_min(out=)'s time on 1 MiB of float32.
+# Signed integers: clamp_min.
 _INF = float("inf")
 
 
-def _fix_float_result(result: torch.Tensor) -> torch.Tensor:
-    """clamp_min(x, 0) keeps NaN and (on the CPU) -0.0: NaN to +0 (infinities kept), then
-    + 0.0 turns -0.0 into +0.0 and leaves every other value, denormals included, as it is."""
-    return result.nan_to_num_(0.0, _INF).add_(0.0)
+def _float_relu(x: torch.Tensor, out=None) -> torch.Tensor:
+    zero = _cpu_zero(x.dtype)
+    if x.is_cuda:
+        return torch.fmax(x, zero) if out is None else torch.fmax(x, zero, out=out)
+    result = torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
+    return result.nan_to_num_(0.0, _INF).add_(zero)
 
 
 def _float8_keep(bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -197,14 +244,16 @@ def _torch_relu(x: torch.Tensor) -> torch.Tensor:
     if _is_float8(x.dtype):
         bits = x.view(bits_dtype)
         return torch.where(_float8_keep(bits, x.dtype), bits, 0).view(x.dtype)
-    result = torch.clamp_min(x, 0)
-    return _fix_float_result(result) if x.dtype.is_floating_point else result
+    if x.dtype.is_floating_point:
+        return _float_relu(x)
+    return torch.clamp_min(x, 0)
 
 
-def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
+def _torch_relu_into(out: torch.Tensor, x: torch.Tensor, dense: bool) -> None:
+    """dense: both are (the checks then ruled out any sharing but in place)."""
     if x.numel() == 0:
         return
-    if not _is_in_place(out, x) and _may_share_memory(out, x):
+    if not dense and not _is_in_place(out, x) and _may_share_memory(out, x):
         x = x.clone()  # interleaved views of one buffer: read all of x before writing
     bits_dtype, mode, _ = _rule(x.dtype)
     if mode == MODE_COPY:
@@ -212,10 +261,10 @@ def _torch_relu_into(out: torch.Tensor, x: torch.Tensor) -> None:
     elif _is_float8(x.dtype):
         bits = x.view(bits_dtype)
         torch.where(_float8_keep(bits, x.dtype), bits, _zero(bits_dtype, x.device), out=out.view(bits_dtype))
+    elif x.dtype.is_floating_point:
+        _float_relu(x, out)
     else:
         torch.clamp_min(x, 0, out=out)
-        if x.dtype.is_floating_point:
-            _fix_float_result(out)
 
 
 def _torch_relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
@@ -359,17 +408,12 @@ def _relu_cpu(x: torch.Tensor) -> torch.Tensor:
 
 
 def _relu_out_cpu(out: torch.Tensor, x: torch.Tensor) -> None:
-    _check_relu_args(out, x)
-    _torch_relu_into(out, x)
+    _torch_relu_into(out, x, _check_relu_args(out, x))
 
 
 def _relu_backward_cpu(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     _check_backward_args(grad_out, result)
     return _torch_relu_backward(grad_out, result)
-
-
-def _is_small(x: torch.Tensor) -> bool:
-    return x.numel() * x.element_size() < SMALL_CALL_BYTES
 
 
 class _OnDeviceOf:
@@ -389,10 +433,30 @@ class _OnDeviceOf:
             self._guard.__exit__(*exc)
 
 
+def _takes_triton(x: torch.Tensor, dense=None, other=None) -> bool:
+    """Whether a CUDA call of x runs on Triton (dense: whether x and `other`, the call's other
+    tensor if any, are dense, checked here to have the same strides; None: x's own layout
+    decides). Measured on the H200 (torch 2.11, Triton 3.6;
+    benchmarks/studies/triton_compare.py): dense tensors run on aten at torch's own speed,
+    where Triton's flat pass ran at 0.96-0.97x from 64 MiB; views with contiguous rows (a
+    chunk x[:, :k], its transpose) ran 1.55x faster on Triton's walk than torch.relu on
+    TensorIterator's strided loop, a stepped view x[:, ::2] 0.96x (so it stays on aten)."""
+    if FORCE_PATH is not None:
+        return FORCE_PATH == "triton"
+    if x.nbytes < SMALL_CALL_BYTES:
+        return False
+    if _is_float8(x.dtype):
+        return True
+    if dense is None:
+        dense = x.is_contiguous() or _is_dense(x)
+    elif other is not None:
+        dense = dense and _same_strides(other, x)
+    return not dense and 1 in x.stride()
+
+
 def _relu_cuda(x: torch.Tensor) -> torch.Tensor:
     _check_dtype(x)
-    _triton_kernels()
-    if _is_small(x):
+    if not _takes_triton(x):
         return _torch_relu(x)
     out = torch.empty_like(x)  # x's layout when dense, else dense in x's stride order
     with _OnDeviceOf(x):
@@ -402,9 +466,8 @@ def _relu_cuda(x: torch.Tensor) -> torch.Tensor:
 
 def _relu_out_cuda(out: torch.Tensor, x: torch.Tensor) -> None:
     dense = _check_relu_args(out, x)
-    _triton_kernels()
-    if _is_small(x):
-        _torch_relu_into(out, x)
+    if not _takes_triton(x, dense, out):
+        _torch_relu_into(out, x, dense)
         return
     with _OnDeviceOf(x):
         _triton_relu_into(out, x, dense)
@@ -412,11 +475,64 @@ def _relu_out_cuda(out: torch.Tensor, x: torch.Tensor) -> None:
 
 def _relu_backward_cuda(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     _check_backward_args(grad_out, result)
-    _triton_kernels()
-    if _is_small(result):
+    if not _takes_triton(result, result.is_contiguous() or _is_dense(result), grad_out):
         return _torch_relu_backward(grad_out, result)
     with _OnDeviceOf(result):
         return _triton_relu_backward(grad_out, result)
+
+
+# ---- The eager path: what functions.py calls for eager relu() instead of the ops. The same
+# kernels as the ops' (above), minus the dispatch into Python and back, for what they are
+# certain to serve the op's way: plain tensors (a subclass may handle the op itself) on this
+# variant's devices, with no torch function or dispatch mode and no functorch transform
+# active (each would see or wrap the op); everything else goes to the op.
+
+_PLAIN_TYPES = frozenset((torch.Tensor, torch.nn.Parameter))
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+_transforms = torch._C._are_functorch_transforms_active
+_threshold_backward = torch.ops.aten.threshold_backward.default._op
+
+
+def eager_kernels_of(ops, backend: str) -> tuple:
+    """(relu, relu_out, relu_backward) for functions.py's eager calls, falling back to the
+    ops of `ops` (this variant's namespace). relu_backward serves autograd, whose result is
+    always relu's output (never NaN, never -0.0): there aten's threshold_backward(grad,
+    result, 0), torch.relu's own backward in one kernel, is where(result > 0, grad, 0)."""
+    relu_op, relu_out_op, backward_op = ops.relu.default._op, ops.relu_out.default._op, ops.relu_backward.default._op
+    cuda = backend == "cuda"
+
+    def direct(t: torch.Tensor) -> bool:
+        return (type(t) in _PLAIN_TYPES and (t.is_cpu or (cuda and t.is_cuda))
+                and not (_dispatch_modes() or _function_modes() or _transforms()))
+
+    def relu(x):
+        if not direct(x):
+            return relu_op(x)
+        return _relu_cuda(x) if x.is_cuda else _relu_cpu(x)
+
+    def relu_out(out, x):
+        if not (direct(x) and direct(out)):
+            return relu_out_op(out, x)
+        if out.is_cuda:
+            _relu_out_cuda(out, x)
+        else:
+            _relu_out_cpu(out, x)
+
+    def relu_backward(grad_out, result):
+        if (direct(result) and type(grad_out) in _PLAIN_TYPES and grad_out.dtype == result.dtype
+                and grad_out.is_cuda == result.is_cuda and grad_out.get_device() == result.get_device()
+                and grad_out.stride() == result.stride()
+                and grad_out.shape == result.shape and result.dtype in _gradient_dtypes()
+                and (FORCE_PATH != "triton" or not result.is_cuda)):
+            return _threshold_backward(grad_out, result, 0)
+        return backward_op(grad_out, result)
+
+    return relu, relu_out, relu_backward
+
+
+def _gradient_dtypes() -> frozenset:
+    return _checker()._dtypes.GRADIENT
 
 
 def _below_autograd(kernel):

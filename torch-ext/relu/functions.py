@@ -10,7 +10,7 @@ from typing import Optional
 import torch
 from torch.autograd import forward_ad
 
-from . import _dtypes
+from . import _dtypes, _ops
 from ._allocation import raise_torch_allocation_error
 from ._checks import check_arguments, check_gradient_dtype
 from ._ops import add_op_namespace_prefix, ops
@@ -18,16 +18,21 @@ from ._ops import add_op_namespace_prefix, ops
 # Bound once: an OpOverload call skips the overload resolution of `ops.relu(...)`.
 _relu = ops.relu.default
 _relu_out = ops.relu_out.default
-# What an OpOverload call runs, minus its Python __call__ frame (`return self._op(*args)` on
-# torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x) of 1024 floats on the dev CPU (Zen 3).
-# Eager no-grad calls only: Dynamo traces OpOverloads, not these.
-_relu_eager = _relu._op
-_relu_out_eager = _relu_out._op
 _relu_backward = ops.relu_backward.default
+# What eager calls run. A compiled variant: what an OpOverload call runs, minus its Python
+# __call__ frame (`return self._op(*args)` on torch 2.11 to 2.15): 0.3 us of a 2.5 us relu(x)
+# of 1024 floats on the dev CPU (Zen 3). A noarch variant (_noarch.py): the ops' Python
+# kernels called directly, without the torch.library round trip (a dispatch into Python and
+# back); they hand what they cannot serve (another device, a tensor subclass, an active
+# mode or transform) to the op. Eager calls only: Dynamo traces OpOverloads, not these.
+_relu_eager, _relu_out_eager, _relu_backward_eager = getattr(
+    _ops, "eager_kernels", (_relu._op, _relu_out._op, _relu_backward._op))
 _is_grad_enabled = torch.is_grad_enabled
 # What torch.autograd.graph.increment_version calls, without its Python wrapper (a tuple of
 # tensors: the form torch 2.11 to 2.15 take).
 _increment_version = torch._C._increment_version
+_functorch_transforms_active = torch._C._are_functorch_transforms_active
+_unwrap_if_dead = torch._C._functorch.unwrap_if_dead
 
 
 def _records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> bool:
@@ -41,7 +46,7 @@ def _records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> 
 class _ReluFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        result = _relu(x)
+        result = _relu(x) if _is_dynamo_compiling() else _relu_eager(x)
         # The output alone decides the gradient: result > 0 exactly where x > 0.
         ctx.save_for_backward(result)
         return result
@@ -49,7 +54,10 @@ class _ReluFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return _relu_backward_differentiable(grad, result)
+        # A plain backward (no create_graph) runs with grad mode off: straight to the kernel.
+        if _is_grad_enabled() or forward_ad._current_level >= 0 or _is_dynamo_compiling():
+            return _relu_backward_differentiable(grad, result)
+        return _relu_backward_eager(grad, result)
 
 
 class _ReluBackwardFunction(torch.autograd.Function):
@@ -60,7 +68,7 @@ class _ReluBackwardFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, grad_out, result):
         ctx.save_for_backward(result)
-        return _relu_backward(grad_out, result)
+        return _relu_backward(grad_out, result) if _is_dynamo_compiling() else _relu_backward_eager(grad_out, result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -76,6 +84,13 @@ def _relu_backward_differentiable(grad_out: torch.Tensor, result: torch.Tensor) 
     except RuntimeError as error:
         raise_torch_allocation_error(error, result)  # an out-of-memory as torch words it
         raise
+
+
+# autograd.Function.apply's C part, bound to _ReluFunction: what its Python classmethod runs
+# (torch 2.9 to 2.15) when no functorch transform is active, after unwrapping dead functorch
+# wrappers. Eager calls only, the same condition checked: the Python frame and its checks
+# were 7-12 us of a relu(x) forward on the dev CPU (Zen 3).
+_relu_function_apply = torch._C._FunctionBase.__dict__["apply"].__get__(None, _ReluFunction)
 
 
 # ---- Under torch.compile: relu's definition in aten ops instead of the op. The op is opaque
@@ -132,6 +147,14 @@ def _relu_differentiable(x: torch.Tensor) -> torch.Tensor:
     return _ReluFunction.apply(x)
 
 
+def _relu_differentiable_eager(x: torch.Tensor) -> torch.Tensor:
+    if x.dtype not in _dtypes.GRADIENT and x.requires_grad:
+        check_gradient_dtype(x)
+    if _functorch_transforms_active():
+        return _ReluFunction.apply(x)
+    return _relu_function_apply(_unwrap_if_dead(x))
+
+
 def _raise_out_requires_grad():
     # torch's own wording for out= ops, so users see one message whichever relu they call.
     raise RuntimeError(
@@ -184,7 +207,7 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
         # every eager call, and at small sizes a Python call is a measurable part of it.
         if out is None:
             if (x.requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0:
-                return _relu_differentiable(x)
+                return _relu_differentiable_eager(x)
             return _relu_eager(x)
         if ((x.requires_grad or out.requires_grad) and _is_grad_enabled()) or forward_ad._current_level >= 0:
             _raise_out_requires_grad()

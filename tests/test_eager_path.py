@@ -1,0 +1,64 @@
+"""The eager path: which calls skip the ops' dispatch and which must not. A noarch variant's
+eager relu() calls its ops' Python kernels directly (no torch.library round trip); anything
+that must see or wrap the op (a dispatch mode, a functorch transform, a tensor subclass) still
+gets the op, on every variant. Results are checked bit for bit against the reference."""
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from reference import assert_bitwise_equal, poisoned_like, random_input, reference_relu, reference_relu_backward
+
+
+class OpLog(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def op_names(kernel, op: str) -> str:
+    return kernel._ops.add_op_namespace_prefix(op).replace("::", ".")
+
+
+def test_noarch_eager_calls_skip_torch_library(kernel, device, noarch):
+    if not noarch:
+        pytest.skip("a compiled variant's eager calls are its ops' C++ builtins")
+    x = random_input(4096, torch.float32, device)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        y = kernel.relu(x)
+        o = kernel.relu(x, out=poisoned_like(x))
+    names = {event.name for event in profile.events()}
+    assert not any(name.startswith(kernel._ops.ops.name + "::") for name in names), names
+    assert_bitwise_equal(y, reference_relu(x))
+    assert_bitwise_equal(o, reference_relu(x))
+
+
+def test_a_dispatch_mode_sees_the_op(kernel, device):
+    x = random_input(256, torch.float32, device)
+    out = poisoned_like(x)
+    with OpLog() as log:
+        y = kernel.relu(x)
+        kernel.relu(x, out=out)
+    assert f"{op_names(kernel, 'relu')}.default" in log.ops
+    assert f"{op_names(kernel, 'relu_out')}.default" in log.ops
+    assert_bitwise_equal(y, reference_relu(x))
+    assert_bitwise_equal(out, reference_relu(x))
+
+
+def test_a_dispatch_mode_sees_the_backward_op(kernel, device):
+    x = random_input(256, torch.float32, device).requires_grad_(True)
+    grad = random_input(256, torch.float32, device, specials=False)
+    y = kernel.relu(x)
+    with OpLog() as log:
+        y.backward(grad)
+    assert f"{op_names(kernel, 'relu_backward')}.default" in log.ops
+    assert_bitwise_equal(x.grad, reference_relu_backward(grad, reference_relu(x.detach())))
+
+
+def test_vmap_takes_the_op(kernel, device):
+    x = random_input((4, 64), torch.float32, device)
+    assert_bitwise_equal(torch.vmap(kernel.relu)(x), reference_relu(x))
