@@ -57,7 +57,11 @@ class _ReluFunction(torch.autograd.Function):
         # A plain backward (no create_graph) runs with grad mode off: straight to the kernel.
         if _is_grad_enabled() or forward_ad._current_level >= 0 or _is_dynamo_compiling():
             return _relu_backward_differentiable(grad, result)
-        return _relu_backward_eager(grad, result)
+        try:
+            return _relu_backward_eager(grad, result)
+        except RuntimeError as error:
+            raise_torch_allocation_error(error, result)  # an out-of-memory as torch words it
+            raise
 
 
 class _ReluBackwardFunction(torch.autograd.Function):
