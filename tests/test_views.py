@@ -461,3 +461,32 @@ def test_opcheck_on_views(ops, device, case, view_case):
     # No NaN in the gradient: opcheck compares outputs with assert_close, where NaN != NaN.
     grad = grad_view.over(random_input(grad_view.storage_numel, torch.float32, device, specials=False))
     torch.library.opcheck(ops.relu_backward.default, (grad, x))
+
+
+# The binding allocates a non-dense x's result itself (one aoti_torch_empty_strided call, not
+# the boxed empty_like, whose failure path crashed on a CUDA out-of-memory): its strides must
+# be torch.empty_like's, the layout torch.relu gives, for the cases its stride sort decides:
+# zero strides (expand), size-1 dimensions, equal strides, permuted and sliced views.
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda b: b[:1, :1].expand(3, 5),
+        lambda b: b[0, :1].expand(4, 6).t(),
+        lambda b: b[:, :1].expand(8, 3),
+        lambda b: b[:, ::2].unsqueeze(1),
+        lambda b: b[:, ::2].unsqueeze(2).transpose(0, 2),
+        lambda b: b.t()[::2],
+        lambda b: b.view(2, 4, 16)[:, :, ::3].permute(2, 0, 1),
+        lambda b: b.view(8, 1, 16).expand(8, 3, 16)[:, :, 1:],
+        lambda b: b.view(2, 4, 16)[:, :1, :].expand(2, 4, 16).transpose(0, 2),
+    ],
+    ids=["expand-2d", "expand-transposed", "expand-column", "unsqueezed-step", "unsqueezed-step-t",
+         "transposed-step", "permuted-3d", "expanded-middle", "expanded-transposed-3d"],
+)
+def test_result_strides_are_empty_likes(kernel, device, make):
+    base = torch.randn(8, 16, device=device)
+    x = make(base)
+    assert not x.is_contiguous()
+    result = kernel.relu(x)
+    assert result.stride() == torch.empty_like(x).stride() == torch.relu(x).stride(), describe(x)
+    assert torch.equal(result, torch.where(x > 0, x, 0))

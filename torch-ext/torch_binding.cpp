@@ -17,10 +17,13 @@
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "registration.h"
 #include "relu-common/relu_dtypes.h"
@@ -33,24 +36,64 @@ namespace {
 
 using namespace relu_binding;
 
-// An uninitialised tensor like t: t's strides when t is dense (so the result keeps t's
-// layout), else dense in t's stride order, as torch.relu(t) allocates (empty_like infers
-// those strides, as TensorIterator does).
-Tensor empty_with_layout_of(const Tensor& t, const Geometry& g) {
-  if (!g.dense) return torch::stable::empty_like(t);
-  // aoti_torch_empty_strided is one C call; torch::stable::empty_like goes through the
-  // boxed dispatcher, measurably slower at small sizes.
+// Every allocation is one aoti_torch_empty_strided call, never torch::stable::empty_like or
+// new_empty: those go through the boxed dispatcher (torch_call_dispatcher), whose failure path
+// crashed the process (SIGSEGV) on a CUDA out-of-memory under torch 2.11 on the H200, where
+// aoti_torch_empty_strided returns an error code that reaches Python as torch's own
+// OutOfMemoryError (functions.py, _allocation.py). It is also one C call, not a dispatch.
+Tensor empty_strided(const Geometry& g, const int64_t* strides) {
   AtenTensorHandle handle = nullptr;
-  if (aoti_torch_empty_strided(g.dim, g.sizes, g.strides, g.dtype_code, g.device_type,
+  if (aoti_torch_empty_strided(g.dim, g.sizes, strides, g.dtype_code, g.device_type,
                                g.device_index, &handle) != AOTI_TORCH_SUCCESS) {
     throw std::runtime_error("relu: could not allocate the result");
   }
   return Tensor(handle);
 }
 
+// An uninitialised tensor of g's shape, as torch.empty_like(t) lays it out (and so as torch.relu(t)
+// allocates): t's strides when t is dense; else dense in t's stride order, by aten's
+// infer_dense_strides: dimensions sorted by stride with a stable insertion sort, equal strides
+// smaller size first, a zero stride never moving a dimension.
+Tensor empty_with_layout_of(const Geometry& g) {
+  if (g.dense) return empty_strided(g, g.strides);
+  std::vector<int64_t> perm(size_t(g.dim)), strides(size_t(g.dim));
+  for (int64_t i = 0; i < g.dim; ++i) perm[size_t(i)] = g.dim - 1 - i;  // innermost first
+  const auto should_swap = [&](int64_t d0, int64_t d1) {
+    const int64_t s0 = g.strides[d0], s1 = g.strides[d1];
+    if (s0 == 0 || s1 == 0) return 0;
+    if (s0 != s1) return s0 < s1 ? -1 : 1;
+    return g.sizes[d0] > g.sizes[d1] ? 1 : 0;
+  };
+  for (size_t i = 1; i < perm.size(); ++i) {
+    size_t d1 = i;
+    for (size_t d0 = i; d0-- > 0;) {
+      const int comparison = should_swap(perm[d0], perm[d1]);
+      if (comparison > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (comparison < 0) {
+        break;
+      }
+    }
+  }
+  int64_t stride = 1;
+  for (const int64_t d : perm) {
+    strides[size_t(d)] = stride;
+    if (g.sizes[d] > 1) stride *= g.sizes[d];
+  }
+  return empty_strided(g, strides.data());
+}
+
 // A dense copy of t in row-major order, sharing no memory with t.
 Tensor contiguous_copy(const Tensor& t) {
-  Tensor copy = torch::stable::new_empty(t, t.sizes());
+  const Geometry g(t);
+  std::vector<int64_t> strides(size_t(g.dim));
+  int64_t stride = 1;
+  for (int64_t d = g.dim; d-- > 0;) {
+    strides[size_t(d)] = stride;
+    stride *= std::max<int64_t>(g.sizes[d], 1);
+  }
+  Tensor copy = empty_strided(g, strides.data());
   torch::stable::copy_(copy, t);
   return copy;
 }
@@ -111,7 +154,7 @@ template <typename Backend>
 Tensor relu_impl(Tensor x) {
   const Geometry gx(x);
   check_supported_dtype(gx);
-  Tensor out = empty_with_layout_of(x, gx);
+  Tensor out = empty_with_layout_of(gx);
   relu_out_checked<Backend>(out, gx.dense ? gx : Geometry(out), x, gx);
   return out;
 }
@@ -122,7 +165,7 @@ Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
   check_backward_args(gg, gr);
   // The gradient takes result's layout (dense in its stride order when result is not dense),
   // and a fresh tensor shares memory with neither input.
-  Tensor grad_in = empty_with_layout_of(result, gr);
+  Tensor grad_in = empty_with_layout_of(gr);
   if (gr.numel == 0) return grad_in;
   if (gr.same_dense_layout(gg)) {
     Backend::backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
@@ -139,7 +182,7 @@ Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
     }
   }
   // Beyond the walk: both inputs in grad_in's layout first.
-  Tensor grad = empty_with_layout_of(grad_in, gi), res = empty_with_layout_of(grad_in, gi);
+  Tensor grad = empty_with_layout_of(gi), res = empty_with_layout_of(gi);
   torch::stable::copy_(grad, grad_out);
   torch::stable::copy_(res, result);
   Backend::backward(gr.dtype, grad.const_data_ptr(), res.const_data_ptr(),
