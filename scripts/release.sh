@@ -22,10 +22,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RELEASE_TORCH=$(sed -n 's/^torch==//p' requirements-release.txt)
 VENV=.venv-release
-if ! "$VENV/bin/python" -c "import torch, kernels, kernel_abi_check, pytest, numpy, ninja; assert torch.__version__.startswith('$RELEASE_TORCH')" 2>/dev/null; then
+# Made again when requirements-release.txt changed since (a copy of it in the venv says so).
+if ! cmp -s requirements-release.txt "$VENV/requirements-release.txt" ||
+   ! "$VENV/bin/python" -c "import torch; assert torch.__version__.startswith('$RELEASE_TORCH')" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -r requirements-release.txt
+  cp requirements-release.txt "$VENV/requirements-release.txt"
 fi
 source "$(scripts/toolchains/aarch64.sh)"
 # Built apart from the checkout's build/ (which the test command rebuilds for its own torch).
