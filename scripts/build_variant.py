@@ -1,5 +1,5 @@
 """Build this checkout's kernel for the running torch into build/<variant>/, the layout
-kernel-builder produces (see README.md, "Building"), without Nix.
+kernel-builder produces (see docs/build.md), without Nix.
 
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
                                     [--cuda-toolchain scripts/toolchains/cuda12.sh]

@@ -8,7 +8,8 @@
 #   scripts/release.sh            # relu-build/build/<each variant of the release set>
 #
 # Built with the newest torch reachable here, 2.14.1 (a CUDA 13.0 build, from this machine's
-# disk or PyPI), in .venv-release; each variant with the toolchain its row names (the cu124
+# disk or PyPI), in .venv-release, made from requirements-release.txt; each variant with the
+# toolchain its row names (the cu124
 # one fetches and caches CUDA 12.4 itself: scripts/toolchains/cuda12.sh), CUDA archs by
 # kernel-builder's rule. No GPU is needed: the suite runs the variants kernels picks here
 # (cpu, cu130) on CPU tensors, then a second pass the variants of another CUDA major (cu124)
@@ -19,12 +20,15 @@
 # are built against); scripts/test_aarch64.sh relu-build runs them under emulation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RELEASE_TORCH=2.14.1
+RELEASE_TORCH=$(sed -n 's/^torch==//p' requirements-release.txt)
 VENV=.venv-release
-if ! "$VENV/bin/python" -c "import torch, kernels, kernel_abi_check, pytest, numpy, ninja; assert torch.__version__.startswith('$RELEASE_TORCH')" 2>/dev/null; then
+# Made again when requirements-release.txt changed since (a copy of it in the venv says so).
+if ! cmp -s requirements-release.txt "$VENV/requirements-release.txt" ||
+   ! "$VENV/bin/python" -c "import torch; assert torch.__version__.startswith('$RELEASE_TORCH')" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q "torch==$RELEASE_TORCH" $(grep -v '^torch==' requirements-dev.txt | grep -v '^#')
+  "$VENV/bin/python" -m pip install -q -r requirements-release.txt
+  cp requirements-release.txt "$VENV/requirements-release.txt"
 fi
 source "$(scripts/toolchains/aarch64.sh)"
 # Built apart from the checkout's build/ (which the test command rebuilds for its own torch).

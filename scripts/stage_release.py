@@ -1,5 +1,7 @@
 """Stages what the Hub repo's version branch (v3) holds, as kernel-builder's upload lays it
-out: build/<variant>/ for each given variant, benchmarks/benchmark*.py and README.md.
+out: build/<variant>/ for each given variant, benchmarks/benchmark*.py and README.md (the
+card); beside them LICENSE and every file the card links to, and what those Markdown files
+link to in turn (docs/, PERFORMANCE.md, the plots it shows), so that no link on the Hub is dead.
 
     python scripts/stage_release.py relu-build build/torch-stable-abi211-cpu-x86_64-linux ...
 
@@ -14,10 +16,48 @@ get_kernel("<org>/relu", version=3), and sys.path.insert(0, "relu-build/build/<v
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CARD = "README.md"
+
+# [text](target) and ![alt](target), the target up to a space or ")": Markdown's inline links.
+_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
+
+
+def markdown_links(text: str) -> list[str]:
+    """The inline link targets of a Markdown text, code blocks and code spans left out."""
+    text = _FENCE.sub("", text)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return _LINK.findall(text)
+
+
+def local_target(link: str) -> str | None:
+    """A link's path relative to its file, or None for an absolute URL or a pure #anchor."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", link, re.I) or link.startswith("#"):
+        return None
+    return link.split("#", 1)[0]
+
+
+def linked_files(start: str = CARD, root: Path = ROOT) -> list[str]:
+    """Every file reachable by relative links from `start` (Markdown followed transitively),
+    as paths relative to `root`, `start` included."""
+    seen, todo = [], [start]
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.append(rel)
+        path = root / rel
+        if path.suffix == ".md" and path.is_file():
+            for link in markdown_links(path.read_text()):
+                target = local_target(link)
+                if target:
+                    todo.append((Path(rel).parent / target).as_posix())
+    return sorted({str(Path(p)) for p in seen})
 
 
 def stage(destination: Path, variant_dirs: list[Path]) -> Path:
@@ -29,7 +69,11 @@ def stage(destination: Path, variant_dirs: list[Path]) -> Path:
     (destination / "benchmarks").mkdir(parents=True)
     for benchmark in sorted((ROOT / "benchmarks").glob("benchmark*.py")):
         shutil.copy2(benchmark, destination / "benchmarks" / benchmark.name)
-    shutil.copy2(ROOT / "README.md", destination / "README.md")
+    for rel in ["LICENSE", *linked_files()]:
+        source = ROOT / rel
+        if source.is_file():  # a dead link stays dead: tests/test_card.py names it
+            (destination / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / rel)
     return destination
 
 

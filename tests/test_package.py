@@ -35,7 +35,7 @@ def test_build_toml_is_valid_for_kernel_builder():
 
 
 def test_noarch_needs_a_project_of_its_own(tmp_path):
-    """README "Noarch variants": kernel-builder builds torch-cpu/torch-cuda from a
+    """docs/noarch.md: kernel-builder builds torch-cpu/torch-cuda from a
     [torch-noarch] project, and its parser refuses one beside [torch]."""
     from kernels._rust import Backend, Build
 
@@ -106,7 +106,7 @@ def test_public_api(kernel):
 
 
 # manylinux_2_28 violations of builds made on the machines this project builds on (Debian 12
-# here and in CI, Ubuntu 24.04 on the H200), as README.md reports them: glibc symbols newer
+# here and in CI, Ubuntu 24.04 on the H200), as docs/build.md reports them: glibc symbols newer
 # than 2.28 that the toolchain or torch's headers bring, not our code. A binary may be built
 # on one machine and tested on another (RELU_TEST_PREBUILT), so the union is what is allowed;
 # anything beyond it is a regression.
@@ -138,7 +138,7 @@ TORCH_CPP_NAME = re.compile(r"(^|[^A-Za-z0-9_])(at|c10|torch)::")
 def test_extension_imports_only_the_stable_c_abi(variant_dir, compiled_variant):
     """The torch stable ABI promise: the binary needs torch's C shim functions only, so one
     build loads on every torch from 2.11 on. Which shim functions exist in 2.11 is proven by
-    loading there (the H200 run, README "Support")."""
+    loading there (the H200 run, docs/support.md)."""
     library = next(variant_dir.glob("*.abi3.so"))
     listed = subprocess.run(["nm", "-D", "--undefined-only", "--demangle", str(library)],
                             capture_output=True, text=True, check=True).stdout
