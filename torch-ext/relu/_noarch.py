@@ -69,6 +69,10 @@ def _is_float8(dtype: torch.dtype) -> bool:
 # CUDA calls of fewer bytes never take Triton, whose Python launch costs about 23 us (H200,
 # Triton 3.6) where an aten launch costs 7-11: float8 below it runs on torch ops too.
 SMALL_CALL_BYTES = 64 * 1024
+# Dense int8 from here on runs on Triton: aten's int8 clamp moves 4 bytes per access and took
+# 1.25x Triton's GPU time at 256 MiB on the H200 (163 against 130 us, PERFORMANCE.md's host
+# cost section); below it the launcher's host time (30-50 us) outweighs the GPU time saved.
+INT8_TRITON_BYTES = 64 * 1024 * 1024
 # Tests and studies pin one path for CUDA calls: "triton" (every call, whatever its size or
 # dtype) or "torch" (aten ops only); None routes by the measurements above and below.
 FORCE_PATH = None
@@ -437,7 +441,7 @@ def _takes_triton(x: torch.Tensor, dense=None, other=None) -> bool:
     """Whether a CUDA call of x runs on Triton (dense: whether x and `other`, the call's other
     tensor if any, are dense, checked here to have the same strides; None: x's own layout
     decides). Measured on the H200 (torch 2.11, Triton 3.6;
-    benchmarks/studies/triton_compare.py): dense tensors run on aten at torch's own speed,
+    benchmarks/studies/triton_compare.py): dense tensors run on aten at torch's own speed (int8 from INT8_TRITON_BYTES excepted),
     where Triton's flat pass ran at 0.96-0.97x from 64 MiB; views with contiguous rows (a
     chunk x[:, :k], its transpose) ran 1.55x faster on Triton's walk than torch.relu on
     TensorIterator's strided loop, a stepped view x[:, ::2] 0.96x (so it stays on aten)."""
@@ -451,7 +455,9 @@ def _takes_triton(x: torch.Tensor, dense=None, other=None) -> bool:
         dense = x.is_contiguous() or _is_dense(x)
     elif other is not None:
         dense = dense and _same_strides(other, x)
-    return not dense and 1 in x.stride()
+    if dense:
+        return x.dtype == torch.int8 and x.nbytes >= INT8_TRITON_BYTES
+    return 1 in x.stride()
 
 
 def _relu_cuda(x: torch.Tensor) -> torch.Tensor:
