@@ -44,6 +44,7 @@ else
              --ignore=tests/test_xpu_source.py --ignore=tests/test_arm_compile.py
              --ignore=tests/test_cuda_compile.py --ignore=tests/test_triton_interpret.py
              --ignore=tests/test_launch_policy.py --ignore=tests/test_architecture.py
-             --ignore=tests/test_l2_band_study.py)
+             --ignore=tests/test_l2_band_study.py --ignore=tests/test_cpu_clang.py
+             --ignore=tests/test_build_lists.py)
 fi
 RELU_TEST_PREBUILT=$dir exec "$PYTHON" -m pytest "${selection[@]}" "$@"
