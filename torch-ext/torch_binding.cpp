@@ -84,9 +84,8 @@ Tensor empty_with_layout_of(const Geometry& g) {
   return empty_strided(g, strides.data());
 }
 
-// A dense copy of t in row-major order, sharing no memory with t.
-Tensor contiguous_copy(const Tensor& t) {
-  const Geometry g(t);
+// A dense copy of t (geometry g) in row-major order, sharing no memory with t.
+Tensor contiguous_copy(const Tensor& t, const Geometry& g) {
   std::vector<int64_t> strides(size_t(g.dim));
   int64_t stride = 1;
   for (int64_t d = g.dim; d-- > 0;) {
@@ -117,7 +116,7 @@ void walk_forward(const Tensor& x, const Geometry& gx, Tensor& out, const Geomet
       return;
     }
   }
-  Tensor dense = contiguous_copy(x);
+  Tensor dense = contiguous_copy(x, gx);
   Backend::forward(gx.dtype, dense.const_data_ptr(), dense.mutable_data_ptr(), gx.numel,
                    gx.device_index);
   torch::stable::copy_(out, dense);
@@ -136,7 +135,7 @@ void relu_out_checked(Tensor& out, const Geometry& go, const Tensor& x, const Ge
   // the walk overwrite elements of x it has yet to read: x is copied first, there only.
   const bool in_place = x.const_data_ptr() == out.const_data_ptr() && gx.same_strides(go);
   if (!in_place && may_share_memory(x, gx, out, go)) {
-    const Tensor copy = contiguous_copy(x);
+    const Tensor copy = contiguous_copy(x, gx);
     walk_forward<Backend>(copy, Geometry(copy), out, go);
     return;
   }
