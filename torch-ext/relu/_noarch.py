@@ -441,10 +441,11 @@ def _takes_triton(x: torch.Tensor, dense=None, other=None) -> bool:
     """Whether a CUDA call of x runs on Triton (dense: whether x and `other`, the call's other
     tensor if any, are dense, checked here to have the same strides; None: x's own layout
     decides). Measured on the H200 (torch 2.11, Triton 3.6;
-    benchmarks/studies/triton_compare.py): dense tensors run on aten at torch's own speed (int8 from INT8_TRITON_BYTES excepted),
-    where Triton's flat pass ran at 0.96-0.97x from 64 MiB; views with contiguous rows (a
-    chunk x[:, :k], its transpose) ran 1.55x faster on Triton's walk than torch.relu on
-    TensorIterator's strided loop, a stepped view x[:, ::2] 0.96x (so it stays on aten)."""
+    benchmarks/studies/triton_compare.py): dense tensors run on aten at torch's own speed
+    (int8 from INT8_TRITON_BYTES excepted), where Triton's flat pass ran at 0.96-0.97x from
+    64 MiB; views with contiguous rows (a chunk x[:, :k], its transpose) ran 1.55x faster on
+    Triton's walk than torch.relu on TensorIterator's strided loop, a stepped view x[:, ::2]
+    0.96x (so it stays on aten)."""
     if FORCE_PATH is not None:
         return FORCE_PATH == "triton"
     if x.nbytes < SMALL_CALL_BYTES:
