@@ -97,15 +97,19 @@ def triton_relu():
     return launch
 
 
-def load_product(variant_dir: Path):
-    """The product as a downloaded snapshot is used: its variant directory on sys.path."""
-    sys.path.insert(0, str(variant_dir))
-    import relu  # noqa: PLC0415
+def load_product(variant_dir: Path, module_name: str):
+    """A build of the product through its compat package (the snapshot's `import relu`
+    route), loaded under `module_name` so that two builds can share the process."""
+    import importlib.util
 
-    return relu
+    spec = importlib.util.spec_from_file_location(module_name, variant_dir / "relu" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-def entries_for(dtype: str, study: Study, triton, product) -> dict:
+def entries_for(dtype: str, study: Study, triton, product, old=None) -> dict:
     """name -> (call(x, o), relu or copy, allocating)."""
     import torch
 
@@ -118,12 +122,28 @@ def entries_for(dtype: str, study: Study, triton, product) -> dict:
     if product is not None:
         out["relu(x, out=o)"] = (lambda x, o: product.relu(x, out=o), "relu", False)
         out["relu(x)"] = (lambda x, o: product.relu(x), "relu", True)
+    if old is not None:
+        out["old relu(x, out=o)"] = (lambda x, o: old.relu(x, out=o), "relu", False)
+        out["old relu(x)"] = (lambda x, o: old.relu(x), "relu", True)
     out["torch.relu(x)"] = (lambda x, o: torch.relu(x), "torch", True)
     out["x.clone()"] = (lambda x, o: x.clone(), "copy", True)
     for i, name in enumerate(study.names):
         kind = "copy" if name.startswith("copy") else "empty" if name == "empty" else "relu"
         out[name] = (lambda x, o, run=study.launcher(i, dtype): run(x, o), kind, False)
     return out
+
+
+def random_input(n: int, t, data: str):
+    """randn (half the elements negative), positive (relu is the identity) or negative (relu
+    writes zeros); int8 uniform over its range, or its positive or negative half."""
+    import torch
+
+    if t.is_floating_point:
+        x = torch.randn(n, device="cuda")
+        x = x.abs() + 1e-3 if data == "positive" else -x.abs() - 1e-3 if data == "negative" else x
+        return x.to(t)
+    low, high = {"positive": (1, 128), "negative": (-128, 0)}.get(data, (-128, 128))
+    return torch.randint(low, high, (n,), device="cuda", dtype=t)
 
 
 def check(call, dtype, nbytes) -> str | None:
@@ -152,18 +172,19 @@ def measure(args) -> dict:
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     study = Study(args.library)
     triton = triton_relu()
-    product = load_product(Path(args.variant_dir)) if args.variant_dir else None
+    product = load_product(Path(args.variant_dir), "relu_new") if args.variant_dir else None
+    old = load_product(Path(args.old_variant_dir), "relu_old") if args.old_variant_dir else None
     rows, failures = [], []
     started = time.time()
     out_path = Path(args.out) / "band.json"
     meta = {"command": " ".join(sys.argv), "when": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "device": torch.cuda.get_device_name(0), "sms": torch.cuda.get_device_properties(0).multi_processor_count,
             "l2_bytes": l2, "torch": torch.__version__, "triton": __import__("triton").__version__,
-            "calls": CALLS, "rounds": args.rounds, "passes": args.passes}
+            "calls": CALLS, "rounds": args.rounds, "passes": args.passes, "data": args.data}
     for pass_ in range(args.passes):
         for nbytes in args.sizes:
             for dtype in args.dtypes:
-                entries = entries_for(dtype, study, triton, product)
+                entries = entries_for(dtype, study, triton, product, old)
                 if args.entries:
                     entries = {k: v for k, v in entries.items() if k in args.entries or k in PEERS_OUT}
                 if pass_ == 0:
@@ -176,13 +197,11 @@ def measure(args) -> dict:
                                 failures.append((name, dtype, nbytes, str(error)))
                 t = getattr(torch, dtype)
                 for mode in args.modes:
-                    if mode == "cold" and nbytes < 256 * KIB:
+                    if (mode == "cold" and nbytes < 256 * KIB) or (mode == "rot" and 4 * nbytes > 0.75 * l2):
                         continue
                     sets = sets_for(mode, nbytes, l2)
                     n = nbytes // t.itemsize
-                    pairs = [(torch.randn(n, device="cuda").to(t) if t.is_floating_point else
-                              torch.randint(-128, 128, (n,), device="cuda", dtype=t), torch.empty(n, device="cuda", dtype=t))
-                             for _ in range(sets)]
+                    pairs = [(random_input(n, t, args.data), torch.empty(n, device="cuda", dtype=t)) for _ in range(sets)]
                     calls = max(CALLS, sets)
                     samplers = {name: GraphSampler(lambda p, c=call: c(*p), sets=pairs, calls=calls)
                                 for name, (call, _, _) in entries.items()}
@@ -215,7 +234,7 @@ def ncu_run(args) -> None:
 
     study = Study(args.library)
     triton = triton_relu()
-    product = load_product(Path(args.variant_dir)) if args.variant_dir else None
+    product = load_product(Path(args.variant_dir), "relu_new") if args.variant_dir else None
     for nbytes in args.sizes:
         for dtype in args.dtypes:
             t = getattr(torch, dtype)
@@ -277,6 +296,16 @@ def table(path: str) -> str:
             cells.append(f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}" if ratios else "")
         lines.append(f"| {e} | {' | '.join(cells)} | {worst[0]:.3f} {worst[1][0]} {label(worst[1][1])} {worst[1][2]} |"
                      if worst else f"| {e} | | | | |")
+    pairs = [("relu(x, out=o)", "old relu(x, out=o)"), ("relu(x)", "old relu(x)")]
+    if any(p + (old,) in med for p in points for _, old in pairs):
+        lines += ["", "Two builds: GPU time new / old (above 1: the new build is slower).", "",
+                  "| form | points | geomean | max | at |", "|---|---|---|---|---|"]
+        for new, old in pairs:
+            ratios = [(med[p + (new,)] / med[p + (old,)], p) for p in points if p + (new,) in med and p + (old,) in med]
+            if ratios:
+                worst = max(ratios)
+                lines.append(f"| {new} | {len(ratios)} | {math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios)):.3f} | "
+                             f"{worst[0]:.3f} | {worst[1][0]} {label(worst[1][1])} {worst[1][2]} |")
     return "\n".join(lines)
 
 
@@ -284,6 +313,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--library")
     parser.add_argument("--variant-dir")
+    parser.add_argument("--old-variant-dir", help="another build, timed beside --variant-dir's")
+    parser.add_argument("--data", choices=["randn", "positive", "negative"], default="randn")
     parser.add_argument("--out", default=".")
     parser.add_argument("--sizes", nargs="+", type=int, default=SIZES)
     parser.add_argument("--dtypes", nargs="+", default=DTYPES)
