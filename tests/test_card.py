@@ -85,7 +85,33 @@ def test_every_link_resolves_in_the_snapshot(snapshot):
 def test_card_links_are_found():
     """The card's own links (the parser's input above) include its docs and its license."""
     targets = {local_target(link) for link in markdown_links(CARD)}
-    assert {"LICENSE", "PERFORMANCE.md", "docs/support.md"} <= targets, targets
+    assert {"LICENSE", "PERFORMANCE.md", "L2_BAND_CLIFF.md", "docs/support.md"} <= targets, targets
+
+
+def performance_rows() -> list[list[str]]:
+    """The cells of each row of the card's "Performance" table."""
+    section = CARD.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| where ")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def test_every_performance_row_cites_a_staged_results_file(snapshot):
+    """Each figure on the card names the results file behind it, and the Hub holds that file:
+    a row without one, or a citation the snapshot lacks, fails."""
+    rows = performance_rows()
+    assert len(rows) >= 8, rows
+    for row in rows:
+        cited = [local_target(link) for link in markdown_links(row[-1])]
+        assert cited and all(c.startswith("results/") for c in cited), f"no results file cited: {row}"
+        for target in cited:
+            assert (snapshot / target).is_file(), f"{target} is not in the staged snapshot"
+
+
+def test_card_names_only_staged_results():
+    """Results the card names outside links (code spans, prose) must be staged too: linked."""
+    named = set(re.findall(r"(?<![\w/])results/[\w.\-/]+\w", CARD))
+    linked = {local_target(link) for link in markdown_links(CARD)}
+    assert named and named <= linked, f"named on the card but not linked (so not staged): {named - linked}"
 
 
 def kernel_calls(source: str) -> list[ast.Call]:

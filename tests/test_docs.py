@@ -1,0 +1,125 @@
+"""The pages a user reads (README.md, the Hub card; PERFORMANCE.md; L2_BAND_CLIFF.md; docs/)
+cite only what the repository holds: every results/ path they name exists, none points at a
+file outside the repository, and the card and PERFORMANCE.md carry no issue or pull-request
+numbers, which mean nothing on the Hub. Each check is also run on a planted fault below, so
+that none of them passes by matching nothing."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from stage_release import local_target, markdown_links  # noqa: E402
+
+PAGES = ["README.md", "PERFORMANCE.md", "L2_BAND_CLIFF.md", *sorted(
+    p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]
+NO_ISSUE_NUMBERS = ["README.md", "PERFORMANCE.md"]
+
+# A results path as the pages write it: root-relative in code spans and prose
+# (`results/h200/final/report.md`), page-relative in links (`../results/...` from docs/).
+# A path that runs into a placeholder (`results/<machine>/`, `results/cpu-{avx2,avx512}/`) names
+# a folder to be made, not a file cited: it is left out.
+_RESULTS = re.compile(r"(?<![\w.\-/])((?:\.\./)*results/[\w.\-/]*)(?![\w.\-/]*[<{*])")
+# Paths that climb out of the page's folder, and Markdown files named anywhere in the text.
+_PARENT_PATH = re.compile(r"(?<![\w.\-/])((?:\.\./)+[\w.\-/]+)")
+_MARKDOWN_NAME = re.compile(r"(?<![\w.\-/<])([\w\-/.]*\w\.md)\b")
+_ISSUE_NUMBER = re.compile(r"(?i)\b(?:issues?|pull requests?|PRs?)\s*#?\s*\d+|(?<![\w/&#])#\d+\b")
+# Files outside any checkout (this machine's shared notes, home or work directories).
+_MACHINE_PATH = re.compile(r"(?<![\w.])(?:/work/|~/|/home/|\$HOME/)")
+
+
+def _resolve(page: str, path: str) -> Path:
+    """A path as a page means it: `../...` from the page's folder, anything else from the
+    repository root (how the pages write results paths) unless it exists beside the page."""
+    here = (ROOT / page).parent
+    if path.startswith("../") or (here / path).exists():
+        return (here / path).resolve()
+    return (ROOT / path).resolve()
+
+
+def cited_results(text: str) -> list[str]:
+    found = []
+    for path in _RESULTS.findall(text):
+        path = path.rstrip(".,;:")
+        if path.rstrip("/") not in ("results", "../results"):
+            found.append(path)
+    return found
+
+
+def missing_results(page: str, text: str) -> list[str]:
+    return [p for p in cited_results(text) if not _resolve(page, p).exists()]
+
+
+def _inside_repository(path: Path) -> bool:
+    return path == ROOT or ROOT in path.parents
+
+
+def outside_citations(page: str, text: str) -> list[str]:
+    """Everything the page points at that the repository does not hold: relative links that
+    leave it or lead nowhere, `../` paths above its root, Markdown files it lacks, paths of a
+    machine."""
+    bad = []
+    for link in markdown_links(text):
+        target = local_target(link)
+        if target:
+            path = _resolve(page, target)
+            if not (_inside_repository(path) and path.exists()):
+                bad.append(f"link {link}")
+    for path in _PARENT_PATH.findall(text):
+        if not _inside_repository(_resolve(page, path.rstrip(".,;:"))):
+            bad.append(f"path {path}")
+    # Link texts name what they show, not where it is: only their targets are paths.
+    for name in set(_MARKDOWN_NAME.findall(re.sub(r"\[[^\]]*\]\(", "(", text))):
+        if not _resolve(page, name).is_file():
+            bad.append(f"page {name}")
+    bad += [f"machine path {m.group(0)}..." for m in _MACHINE_PATH.finditer(text)]
+    return bad
+
+
+def issue_numbers(text: str) -> list[str]:
+    return [m.group(0) for m in _ISSUE_NUMBER.finditer(text)]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_cited_results_exist(page):
+    missing = missing_results(page, (ROOT / page).read_text())
+    assert not missing, f"{page} cites results that the repository does not hold: {missing}"
+
+
+def test_the_pages_cite_results():
+    """The parser finds the citations at all (a broken pattern would pass every page)."""
+    cited = {page: cited_results((ROOT / page).read_text()) for page in PAGES}
+    assert len(cited["README.md"]) >= 5, cited["README.md"]
+    assert len(cited["PERFORMANCE.md"]) >= 20, cited["PERFORMANCE.md"]
+    assert cited["L2_BAND_CLIFF.md"], "L2_BAND_CLIFF.md cites no results file"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_page_cites_a_file_outside_the_repository(page):
+    bad = outside_citations(page, (ROOT / page).read_text())
+    assert not bad, f"{page} points outside the repository or at files it lacks: {bad}"
+
+
+@pytest.mark.parametrize("page", NO_ISSUE_NUMBERS)
+def test_no_issue_numbers(page):
+    found = issue_numbers((ROOT / page).read_text())
+    assert not found, f"{page} names issues or pull requests, which mean nothing on the Hub: {found}"
+
+
+def test_checks_catch_planted_faults():
+    text = ("Figures: `results/h200/no-such-run/sweep.json` and [a table](results/h200/final/report.md); "
+            "as ANCHORS.md reports, see ../shared/H200.md and /work/shared/STYLE.md; issue 23's target, "
+            "PR #816.")
+    assert missing_results("PERFORMANCE.md", text) == ["results/h200/no-such-run/sweep.json"]
+    assert cited_results("`results/<machine>/report.md`, results/cpu-{avx2,avx512}/") == []
+    bad = outside_citations("PERFORMANCE.md", text)
+    assert any("ANCHORS.md" in b for b in bad), bad
+    assert any("../shared/H200.md" in b for b in bad), bad
+    assert any("/work/" in b for b in bad), bad
+    assert outside_citations("docs/usage.md", "[the card](../README.md), [support](support.md)") == []
+    assert outside_citations("docs/usage.md", "[up](../../elsewhere.md)") != []
+    assert issue_numbers(text) == ["issue 23", "PR #816"]
+    assert issue_numbers("[a heading](#what-ran-where), 4096 x 768, sm_90, 2026-12-01") == []
