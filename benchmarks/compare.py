@@ -84,6 +84,9 @@ def main() -> None:
     parser.add_argument("--dtypes", nargs="+", choices=GPU_DTYPES, default=None, help="gpu part")
     parser.add_argument("--quick", action="store_true", help="gpu: powers of 16 and two dtypes; 3 repeats")
     parser.add_argument("--repeats", type=int, default=None, help="samples per peer (default 7; quick 3)")
+    parser.add_argument("--quiet-share", type=float, default=0.1,
+                        help="CPU: measure a point again when other processes used more than this share of the "
+                             "cores meanwhile (1 turns the check off)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     device, repeats = args.device, args.repeats or (3 if args.quick else 7)
@@ -101,8 +104,8 @@ def main() -> None:
         if "host" in args.parts:
             for size in HOST_SIZES:
                 x = random_tensor((size // 4,), torch.float32, device)
-                us = timed_us(checked(peers, x, torch.empty_like(x)), device, "host", repeats, 2000)
-                records.append(dict(part="host", mode="eager", dtype="float32", bytes=size, us=us))
+                timed = timed_us(checked(peers, x, torch.empty_like(x)), device, "host", repeats, 2000, args.quiet_share)
+                records.append(dict(part="host", mode="eager", dtype="float32", bytes=size, **timed))
                 print(summary(records[-1], list(builds)), flush=True)
                 write_results(out, meta, records)
         if "gpu" in args.parts and device == "cuda":

@@ -239,15 +239,6 @@ def medians(samples: dict[str, list[float]]) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def timed_us(calls: dict, device: str, kind: str, repeats: int, calls_per_sample: int) -> dict[str, float]:
-    """Median us per call of each fn() in `calls`, interleaved: "gpu" by CUDA-graph replay of
-    `calls_per_sample` calls, "host" by host-timed loops of that many."""
-    make = (lambda fn: GraphSampler(fn, calls=calls_per_sample)) if kind == "gpu" else (
-        lambda fn: HostSampler(fn, device=device, calls=calls_per_sample))
-    samplers = {name: make(fn) for name, fn in calls.items()}
-    return {name: s * 1e6 for name, s in medians(interleaved(samplers, repeats)).items()}
-
-
 # ----------------------------------------------------------------------------- a quiet CPU
 
 class MachineLoad:
@@ -304,6 +295,22 @@ def measure_when_quiet(measure: Callable[[], list[dict]], load: MachineLoad | No
         r["others_cpu_share"] = None if share is None else round(share, 3)
         r["attempts"] = attempt + 1
     return records
+
+
+def timed_us(calls: dict, device: str, kind: str, repeats: int, calls_per_sample: int,
+             quiet_share: float = 1.0) -> dict:
+    """Median us per call of each fn() in `calls`, interleaved: "gpu" by CUDA-graph replay of
+    `calls_per_sample` calls, "host" by host-timed loops of that many; on the CPU with
+    quiet_share < 1, after waiting for a quiet machine (MachineLoad). Returns {"us": {name: us}}
+    and, where the machine was watched, others_cpu_share and attempts."""
+    def measure() -> list[dict]:
+        make = (lambda fn: GraphSampler(fn, calls=calls_per_sample)) if kind == "gpu" else (
+            lambda fn: HostSampler(fn, device=device, calls=calls_per_sample))
+        samplers = {name: make(fn) for name, fn in calls.items()}
+        return [{"us": {name: s * 1e6 for name, s in medians(interleaved(samplers, repeats)).items()}}]
+
+    load = MachineLoad(quiet_share) if device == "cpu" and quiet_share < 1 else None
+    return measure_when_quiet(measure, load, retries=2, wait_s=20.0)[0]
 
 
 # ----------------------------------------------------------------------------- names and records

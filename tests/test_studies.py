@@ -53,9 +53,10 @@ print("RESULTS " + json.dumps(results))
 """
 
 
-CPU_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "training_step.py"]
+CPU_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "training_step.py", "noarch_rules.py"]
 # Where a GPU is (the H200 suite): the GPU paths too (graph replay, the queued sampler, Triton).
-CUDA_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "compile_blocks.py", "training_step.py"]
+CUDA_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "compile_blocks.py", "training_step.py",
+              "noarch_rules.py"]
 SMOKE = [("cpu", name) for name in CPU_SMOKE] + [("cuda", name) for name in CUDA_SMOKE] * torch.cuda.is_available()
 
 
@@ -71,7 +72,8 @@ def smoke_runs(out: Path, device: str) -> dict[str, list[str]]:
         "views.py": ["--device", device, "--quick", "--dtypes", "int8", "--views", "chunk", "--repeats", "1", *host,
                      "--kernel", kernel, "--out", str(out / "views")],
         "compare.py": ["--device", device, "--quick", "--build", f"a={kernel}", "--dtypes", "int8", "--repeats", "1",
-                       "--out", str(out / "compare")],
+                       "--quiet-share", "1", "--out", str(out / "compare")],
+        "noarch_rules.py": ["--device", device, "--repeats", "1", "--quiet-share", "1", "--out", str(out / "rules")],
         "dtypes.py": ["--device", device, "--kernel", kernel, "--dtypes", "uint16", "float8_e4m3fn", "--sizes", "1",
                       "--repeats", "1", "--out", str(out / "dtypes")],
         "compile_blocks.py": ["--device", device, "--quick", "--kernel", kernel, "--blocks", "square", "--repeats", "1",
