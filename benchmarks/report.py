@@ -15,8 +15,7 @@ band table (256 KiB .. 32 MiB, hot, rot and cold) gives, per point and form, our
 fastest peer of that form and best / ours (below 1: a peer is faster).
 
 Ratios are peer time / our time (> 1: we are faster), except in the latency table (ours /
-peer, per call). The out= "ceiling" is the faster of o.copy_(x) and, on CUDA, the plain
-16-byte copy kernel. The targets are evaluated from the same numbers and printed met / MISSED.
+peer, per call). benchmarks/summary.py gives each area's ratios as ranges.
 """
 
 from __future__ import annotations
@@ -27,16 +26,13 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import GiB, KiB, MiB, fmt_size  # noqa: E402
+from timing import KiB, MiB, fmt_size  # noqa: E402
 
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "float64": 8, "int16": 2,
-            "int32": 4, "int64": 8, "uint8": 1}
-DTYPE_ORDER = list(ITEMSIZE)
+DTYPE_ORDER = ["float32", "float16", "bfloat16", "int8", "float64", "int16", "int32", "int64", "uint8"]
 OURS, OURS_ALLOC, OURS_COMPILED = "relu_out", "relu", "compile(relu)"
 TRITON, TRITON_ALLOC = "triton", "triton_alloc"  # the fastest plain Triton config of a point, per form
 L2_BAND = (256 * KiB, 32 * MiB)
 BASELINES = ("sse_baseline", "row_per_block")
-CEILINGS = ("copy_", "copy16")  # out= copies: the ceiling of the out= forms
 LABEL = {
     "relu_out": "relu(x, out=o)", "clamp_min_out": "clamp_min(out=)", "copy_": "o.copy_(x)",
     "copy16": "copy16", "sse_baseline": "SSE baseline", "row_per_block": "row_per_block",
@@ -88,10 +84,6 @@ class Sweep:
 
     def sizes(self, op, dtype):
         return sorted({k[2] for k in self.table if k[0] == op and k[1] == dtype})
-
-    def ceiling_us(self, op, dtype, nbytes, mode):
-        times = [t for p in CEILINGS if (t := self.us(op, dtype, nbytes, mode, p)) is not None]
-        return min(times) if times else None
 
 
 def ratio(peer_us, ours_us) -> str:
@@ -196,65 +188,6 @@ def pair_table(s: Sweep, out: list[str], op: str, title: str, ours: str, peer: s
             table(out, ["dtype", "size", "ours us", "GB/s", "peer us", "peer / ours"], rows)
 
 
-# ----------------------------------------------------------------------------- targets
-
-def verdict(ok) -> str:
-    return "n/a" if ok is None else ("met" if ok else "MISSED")
-
-
-def worst_ratio(s: Sweep, op, dtype, sizes, modes, ours, peer):
-    """(peer / ours, size, mode) at the point where ours fares worst, or None."""
-    pairs = [(p / o, b, m) for m in modes for b in sizes
-             if (o := s.us(op, dtype, b, m, ours)) and (p := s.us(op, dtype, b, m, peer))]
-    return min(pairs, default=None)
-
-
-def targets(s: Sweep) -> list[tuple[str, str, str]]:
-    """CUDA, from graph-replay GPU time (cold and hot), each on both like-with-like pairs; the
-    CPU, hot, at the target element counts. Each: (target, measured, verdict)."""
-    rows = []
-
-    def add(text, worst, bound):
-        rows.append((text, "not measured", "n/a") if worst is None else
-                    (text, f"lowest {worst[0]:.3f}x at {fmt_size(worst[1])} {worst[2]}", verdict(worst[0] >= bound)))
-
-    pairs = (("alloc", OURS_ALLOC, "torch.relu"), ("out=", OURS, "clamp_min_out"))
-    if s.meta["device"] == "cpu":
-        for dtype in s.dtypes("forward"):
-            sizes = [n * ITEMSIZE[dtype] for n in (1024**2, 4096**2, 8192**2)]
-            for tag, ours, peer in pairs:
-                add(f"{dtype} 1024^2-8192^2 hot: >= 1.0x torch ({tag})",
-                    worst_ratio(s, "forward", dtype, sizes, ["hot"], ours, peer), 1.0)
-        add("float32 1024^2: >= 1.8x the SSE baseline (out=)",
-            worst_ratio(s, "forward", "float32", [4 * MiB], ["hot"], OURS, "sse_baseline"), 1.8)
-        return rows
-    modes = [m for m in ("cold", "hot") if m in s.modes("forward")]
-    for dtype, bound in (("float32", 0.99), ("bfloat16", 0.99), ("float16", 1.05), ("int8", 1.22)):
-        big = [b for b in s.sizes("forward", dtype) if b >= 64 * MiB]
-        for tag, ours, peer in pairs:
-            add(f"{dtype} >= 64 MiB: >= {bound}x torch ({tag})", worst_ratio(s, "forward", dtype, big, modes, ours, peer), bound)
-    for dtype in ("float32", "bfloat16"):
-        big = [b for b in s.sizes("forward", dtype) if b >= 64 * MiB]
-        ceiling = [(c / o, b, m) for m in modes for b in big
-                   if (o := s.us("forward", dtype, b, m, OURS)) and (c := s.ceiling_us("forward", dtype, b, m))]
-        add(f"{dtype} >= 64 MiB: >= 97% of the copy ceiling (out=)", min(ceiling, default=None), 0.97)
-    band = [b for b in s.sizes("forward", "int8") if 8 * MiB <= b <= 16 * MiB]
-    for tag, ours, peer in pairs:
-        add(f"int8 8-16 MiB hot: >= 1.7x torch ({tag})", worst_ratio(s, "forward", "int8", band, ["hot"], ours, peer), 1.7)
-        every = [w + (d,) for d in s.dtypes("forward")
-                 if (w := worst_ratio(s, "forward", d, s.sizes("forward", d), modes, ours, peer))]
-        worst = min(every, default=None)
-        add(f"every dtype, every size: >= 0.97x torch ({tag}{', worst: ' + worst[3] if worst else ''})",
-            worst and worst[:3], 0.97)
-    add("float32 1 GiB: >= 1.35x one-block-per-row (out=)", worst_ratio(s, "forward", "float32", [GiB], modes, OURS, "row_per_block"), 1.35)
-    add("float32 1-D 64 MiB: >= 100x one-block-per-row (out=)", worst_ratio(s, "flat1d", "float32", [64 * MiB], modes, OURS, "row_per_block"), 100)
-    for ours, peer in ((OURS, "clamp_min_out"), (OURS_ALLOC, "torch.relu")):
-        w = worst_ratio(s, "latency", "float32", s.sizes("latency", "float32"), ["eager"], peer, ours)  # ours / peer
-        rows.append((f"eager 4096 float32: {LABEL[ours]} <= 1.05x {LABEL[peer]} host time",
-                     f"{w[0]:.2f}x" if w else "not measured", verdict(w[0] <= 1.05) if w else "n/a"))
-    return rows
-
-
 def render(path: Path, dtypes=None, modes=None) -> str:
     s = Sweep(path)
     m = s.meta
@@ -267,9 +200,7 @@ def render(path: Path, dtypes=None, modes=None) -> str:
     if shares:
         out.append(f"Other processes' share of the cores while a point was measured: median "
                    f"{sorted(shares)[len(shares) // 2]:.3f}, max {max(shares):.3f}.")
-    out.append("\n**Targets**\n")
-    table(out, ["target", "measured", "verdict"], [list(t) for t in targets(s)])
-    if dtypes or modes:  # filters the tables; the targets are judged on everything
+    if dtypes or modes:
         s.table = {k: v for k, v in s.table.items()
                    if (not dtypes or k[1] in dtypes) and (not modes or k[3] in modes or k[0] != "forward")}
     forward_tables(s, out)
@@ -291,7 +222,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweep_json", type=Path)
-    parser.add_argument("--dtypes", nargs="+", help="only these dtypes' tables (targets use everything)")
+    parser.add_argument("--dtypes", nargs="+", help="only these dtypes' tables")
     parser.add_argument("--modes", nargs="+", help="only these modes' forward tables, e.g. cold hot")
     args = parser.parse_args()
     sys.stdout.write(render(args.sweep_json, args.dtypes, args.modes))
