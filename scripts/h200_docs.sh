@@ -9,21 +9,23 @@
 #
 # Before the call, on the dev machine: scripts/release.sh; ../shared/device/fetch-wheels .whl
 # (kernels for the H200's python3). The build commit is read from the staged metadata.json
-# (provenance), else RELU_GIT_REVISION. RELU_BUILD: another snapshot; RELU_DEADLINE_S (default
-# 500): no stage starts after that many seconds. Stages, each under its own time box, in order:
+# (provenance), else RELU_GIT_REVISION. RELU_BUILD: another snapshot; RELU_BUDGET_S (default
+# 510): the seconds all stages may take together, so that the tarball is written within the
+# device's 10 minutes (each stage's box is cut to what is left; a stage with less than 15 s left
+# is skipped and says so). Stages, by priority, each under its own time box:
 #   dense     relu(x) vs torch.relu(x), out= vs copy_/clamp_min(out=), cold and hot, 4 KiB-1 GiB,
 #             float32/float16/bfloat16/int8; at the key sizes the backward (vs threshold_backward)
 #             and misaligned pairs (x = base[1:]); host time per call at 4096 elements (sweep.py)
 #   l2band    the L2 band, 256 KiB-32 MiB, hot/rot/cold, both forms vs their best peers, the plain
 #             Triton ReLU in 8 configs included (sweep.py --l2-band)
+#   fallback  the noarch torch-cuda variant vs torch: GPU time 4 KiB-1 GiB and host time
+#             (compare.py), its views (views.py), float8 through its Triton kernel (dtypes.py),
+#             and the candidate rules it chose among, exactness and time (noarch_rules.py)
+#   host      host time per call 4 KiB-1 MiB, the compiled variant vs torch (compare.py --parts host)
 #   views     non-dense views vs torch (views.py)
 #   dtypes    float8 and uint16-64 vs the upcast path and a copy (dtypes.py)
 #   compile   torch.compile blocks, relu vs torch.relu compiled (compile_blocks.py)
 #   training  the eager training step: the ReLU layer and an OPT-125m-shaped step (training_step.py)
-#   host      host time per call 4 KiB-1 MiB, the compiled variant vs torch (compare.py --parts host)
-#   fallback  the noarch torch-cuda variant vs torch: GPU time 4 KiB-1 GiB and host time
-#             (compare.py), its views (views.py), float8 through its Triton kernel (dtypes.py),
-#             and the candidate rules it chose among, exactness and time (noarch_rules.py)
 #   bench     `kernels benchmark` on the snapshot (the Hub's own runner)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,7 @@ for arg in "$@"; do
   case $arg in --quick) quick=(--quick) ;; --device=*) device=${arg#--device=} ;; cpu|cuda) device=$arg ;; esac
 done
 snapshot=${RELU_BUILD:-relu-build}
-deadline=${RELU_DEADLINE_S:-500}
+budget=${RELU_BUDGET_S:-510}
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --target .site .whl/*.whl || exit 1
   export PYTHONPATH=$PWD/.site${PYTHONPATH:+:$PYTHONPATH}
@@ -68,9 +70,10 @@ cat "$dir/device.txt"
 start=$SECONDS
 status=()
 stage() {  # <name> <seconds> <command...>: run it time-boxed, output in <dir>/run.log
-  local name=$1 box=$2
+  local name=$1 box=$2 left=$((budget - (SECONDS - start)))
   shift 2
-  if [ $((SECONDS - start)) -ge "$deadline" ]; then status+=("$name: skipped (deadline)"); return; fi
+  if [ "$left" -lt 15 ]; then status+=("$name: skipped (budget spent)"); return; fi
+  [ "$box" -gt "$left" ] && box=$left
   echo "== $name at $((SECONDS - start)) s: $*" >> "$dir/run.log"
   local begin=$SECONDS
   timeout "$box" "$@" >> "$dir/run.log" 2>&1
@@ -84,16 +87,8 @@ else
          64MiB 96MiB 256MiB 1GiB --repeats 5)
   sizes=(1 16 256) shapes=4096x768 workloads=(activation opt125m)
 fi
-stage dense 150 "${sweep[@]}" "${dense[@]}" --no-compile --time-limit-s 120 --out "$dir/dense"
+stage dense 190 "${sweep[@]}" "${dense[@]}" --no-compile --time-limit-s 120 --out "$dir/dense"
 stage l2band 120 "${sweep[@]}" --l2-band "${quick[@]}" --time-limit-s 100 --out "$dir/l2-band"
-stage views 60 "$PYTHON" benchmarks/views.py --device "$device" "${quick[@]}" --kernel "$compiled" --out "$dir/views"
-stage dtypes 45 "$PYTHON" benchmarks/dtypes.py --device "$device" --kernel "$compiled" --sizes "${sizes[@]}" \
-  --out "$dir/dtypes"
-stage compile 90 "$PYTHON" benchmarks/compile_blocks.py --device "$device" ${quick[0]:+--quick} --kernel "$compiled" \
-  --blocks square scale-shift mlp relu-bfloat16 --out "$dir/compile"
-stage training 45 "$PYTHON" benchmarks/training_step.py --device "$device" ${quick[0]:+--quick} --kernel "$compiled" \
-  --dtypes bfloat16 --shapes $shapes --workloads "${workloads[@]}" --out "$dir/training/training_step.json"
-stage host 30 "$PYTHON" benchmarks/compare.py --device "$device" --parts host --build "compiled=$compiled" --out "$dir/host"
 stage fallback 75 "$PYTHON" benchmarks/compare.py --device "$device" ${quick[0]:+--quick} --dtypes float32 bfloat16 int8 \
   --build "noarch=$noarch" --out "$dir/fallback"
 stage fallback-views 30 "$PYTHON" benchmarks/views.py --device "$device" "${quick[@]}" --kernel "$noarch" \
@@ -102,6 +97,14 @@ stage fallback-float8 30 "$PYTHON" benchmarks/dtypes.py --device "$device" --ker
   --dtypes float8_e4m3fn float8_e5m2 --sizes "${sizes[@]}" --out "$dir/fallback"
 stage fallback-rules 45 "$PYTHON" benchmarks/noarch_rules.py --device "$device" ${quick[0]:+--repeats 1 --quiet-share 1} \
   --out "$dir/fallback"
+stage host 30 "$PYTHON" benchmarks/compare.py --device "$device" --parts host --build "compiled=$compiled" --out "$dir/host"
+stage views 60 "$PYTHON" benchmarks/views.py --device "$device" "${quick[@]}" --kernel "$compiled" --out "$dir/views"
+stage dtypes 45 "$PYTHON" benchmarks/dtypes.py --device "$device" --kernel "$compiled" --sizes "${sizes[@]}" \
+  --out "$dir/dtypes"
+stage compile 90 "$PYTHON" benchmarks/compile_blocks.py --device "$device" ${quick[0]:+--quick} --kernel "$compiled" \
+  --blocks square scale-shift mlp relu-bfloat16 --out "$dir/compile"
+stage training 45 "$PYTHON" benchmarks/training_step.py --device "$device" ${quick[0]:+--quick} --kernel "$compiled" \
+  --dtypes bfloat16 --shapes $shapes --workloads "${workloads[@]}" --out "$dir/training/training_step.json"
 stage bench 45 "$PYTHON" scripts/kernels_cli_offline.py benchmark "$snapshot" --output "$dir/kernels-benchmark.json"
 for json in "$dir"/dense/sweep.json "$dir"/l2-band/sweep.json; do
   [ -f "$json" ] && "$PYTHON" benchmarks/report.py "$json" > "${json%.json}.md"
