@@ -12,7 +12,7 @@ on its device; torch walks every layout at its own speed and lays results out as
                 pattern; on CUDA from TRITON_MIN_BYTES one Triton pass over dense data
                 (_triton.py), other layouts through a dense copy
 Measured: on the CPU fmax runs unvectorized and keeps -0.0 on some vector paths; where took
-2-40x threshold's two passes at 4-256 KiB, clamp_min + nan_to_num + 0.0 1.3-1.5x (Zen 4,
+1.9-19x threshold's two passes at 4 KiB-4 MiB, clamp_min + nan_to_num + 0.0 1.2-1.4x (Zen 4,
 AVX-512, torch 2.13). On CUDA fmax is one TensorIterator kernel (NaN to the other operand, -0
 below +0). The backward op is where(result > 0, grad_out, 0); autograd's eager calls take
 threshold_backward, torch.relu's own backward, equal to it on relu's outputs (never NaN).
