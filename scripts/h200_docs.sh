@@ -89,15 +89,16 @@ else
 fi
 stage dense 190 "${sweep[@]}" "${dense[@]}" --no-compile --time-limit-s 120 --out "$dir/dense"
 stage l2band 120 "${sweep[@]}" --l2-band "${quick[@]}" --time-limit-s 100 --out "$dir/l2-band"
-stage fallback 75 "$PYTHON" benchmarks/compare.py --device "$device" ${quick[0]:+--quick --quiet-share 1} --dtypes float32 bfloat16 int8 \
-  --build "noarch=$noarch" --out "$dir/fallback"
+stage fallback 75 "$PYTHON" benchmarks/compare.py --device "$device" ${quick[0]:+--quick --quiet-share 1} \
+  --dtypes float32 bfloat16 int8 --build "noarch=$noarch" --out "$dir/fallback"
 stage fallback-views 30 "$PYTHON" benchmarks/views.py --device "$device" "${quick[@]}" --kernel "$noarch" \
   --dtypes float32 bfloat16 --views contiguous chunk chunk-t cols-step2 --out "$dir/fallback/views"
 stage fallback-float8 30 "$PYTHON" benchmarks/dtypes.py --device "$device" --kernel "$noarch" \
   --dtypes float8_e4m3fn float8_e5m2 --sizes "${sizes[@]}" --out "$dir/fallback"
 stage fallback-rules 45 "$PYTHON" benchmarks/noarch_rules.py --device "$device" ${quick[0]:+--repeats 1 --quiet-share 1} \
   --out "$dir/fallback"
-stage host 30 "$PYTHON" benchmarks/compare.py --device "$device" --parts host ${quick[0]:+--quiet-share 1} --build "compiled=$compiled" --out "$dir/host"
+stage host 30 "$PYTHON" benchmarks/compare.py --device "$device" --parts host ${quick[0]:+--quiet-share 1} \
+  --build "compiled=$compiled" --out "$dir/host"
 stage views 60 "$PYTHON" benchmarks/views.py --device "$device" "${quick[@]}" --kernel "$compiled" --out "$dir/views"
 stage dtypes 45 "$PYTHON" benchmarks/dtypes.py --device "$device" --kernel "$compiled" --sizes "${sizes[@]}" \
   --out "$dir/dtypes"
