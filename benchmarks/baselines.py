@@ -10,8 +10,8 @@ through the same dispatcher path as ours, and CUDA graphs can capture them):
 - CUDA, `copy16(out, x)`: a plain copy, one 16-byte vector per thread: with `out.copy_(x)`
   the bandwidth ceiling (torch's copy_ takes a slower path at 1 GiB, ../shared/ANCHORS.md).
 - CUDA, a plain Triton ReLU (`load_triton_relu`): one tl.load, tl.where(x > 0, x, 0), one
-  tl.store, no cache hints, at a small grid of BLOCK x num_warps; roughly what Inductor
-  writes for a lone relu, in a dozen lines. Every dtype; NaN -> 0 and -0.0 -> +0, as ours.
+  tl.store, no cache hints, at BLOCK 1024-8192 x 4 or 8 warps; roughly what Inductor writes
+  for a lone relu, in a dozen lines. Every dtype; NaN -> 0 and -0.0 -> +0, as ours.
 
 The CUDA sources include no torch headers in the .cu file, so they compile in seconds.
 """
@@ -203,19 +203,15 @@ def load_cuda_baselines():
 
 
 # The plain Triton peer's configurations: (BLOCK elements per program, num_warps).
-TRITON_CONFIGS = [(1024, 4), (1024, 8), (2048, 4), (2048, 8), (4096, 4), (4096, 8)]
-TRITON_PREFIX = "triton_"
+TRITON_CONFIGS = [(block, warps) for block in (1024, 2048, 4096, 8192) for warps in (4, 8)]
 TRITON_DESCRIPTION = ("plain Triton ReLU (tl.load, tl.where(x > 0, x, 0), tl.store), BLOCK x num_warps in "
                       + ", ".join(f"{b}x{w}" for b, w in TRITON_CONFIGS)
-                      + "; one peer per config, the report shows the fastest per point")
+                      + "; one peer per config and form (out=: into o; allocating: torch.empty_like, then the "
+                      "launch), the report shows the fastest per point")
 
 
-def triton_peer_name(block: int, warps: int) -> str:
-    return f"{TRITON_PREFIX}b{block}_w{warps}"
-
-
-def is_triton_peer(name: str) -> bool:
-    return name.startswith(TRITON_PREFIX)
+def triton_peer_name(block: int, warps: int, allocating: bool = False) -> str:
+    return f"triton{'_alloc' if allocating else ''}_b{block}_w{warps}"
 
 
 if triton is not None:
@@ -230,12 +226,13 @@ if triton is not None:
 
 def load_triton_relu():
     """`launch(out, x, block, warps)`: the plain Triton ReLU of contiguous x into out (same
-    dtype and size), one program per BLOCK elements."""
+    dtype and size), one program per BLOCK elements; returns out."""
     if triton is None:
         raise ImportError("triton is not importable in this Python")
 
-    def launch(out: torch.Tensor, x: torch.Tensor, block: int, warps: int) -> None:
+    def launch(out: torch.Tensor, x: torch.Tensor, block: int, warps: int) -> torch.Tensor:
         n = x.numel()
         relu_triton_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK=block, num_warps=warps)
+        return out
 
     return launch

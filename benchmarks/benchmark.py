@@ -36,6 +36,15 @@ def random_tensor(shape, dtype, device):
     return torch.randint(low, high, shape, device=device, dtype=dtype)
 
 
+def _workloads(cls, workloads: dict) -> None:
+    """setup_/benchmark_/verify_<name> for each name -> (setup args, verify method name):
+    the runner finds a workload by those three names."""
+    for name, (args, verify) in workloads.items():
+        setattr(cls, f"setup_{name}", lambda self, args=args: self._prepare(*args))
+        setattr(cls, f"benchmark_{name}", lambda self: self._run())
+        setattr(cls, f"verify_{name}", lambda self, verify=verify: getattr(self, verify)())
+
+
 class ReluBenchmark(Benchmark):
     """Upstream's workloads (kernels-community/relu): float32, allocating call, so the
     numbers line up with upstream's own benchmark."""
@@ -107,77 +116,13 @@ class ReluDtypeBenchmark(Benchmark):
         self.reference.copy_(self.upcast)
         return self.reference.to(torch.bfloat16)
 
-    def setup_float16_base(self):
-        self._prepare(BASE_SHAPE, torch.float16)
 
-    def benchmark_float16_base(self):
-        self._run()
-
-    def verify_float16_base(self) -> torch.Tensor:
-        return self._reference()
-
-    def setup_float16_large(self):
-        self._prepare(LARGE_SHAPE, torch.float16)
-
-    def benchmark_float16_large(self):
-        self._run()
-
-    def verify_float16_large(self) -> torch.Tensor:
-        return self._reference()
-
-    def setup_bfloat16_base(self):
-        self._prepare(BASE_SHAPE, torch.bfloat16)
-
-    def benchmark_bfloat16_base(self):
-        self._run()
-
-    def verify_bfloat16_base(self) -> torch.Tensor:
-        return self._reference()
-
-    def setup_bfloat16_large(self):
-        self._prepare(LARGE_SHAPE, torch.bfloat16)
-
-    def benchmark_bfloat16_large(self):
-        self._run()
-
-    def verify_bfloat16_large(self) -> torch.Tensor:
-        return self._reference()
-
-    def setup_int8_base(self):
-        self._prepare(BASE_SHAPE, torch.int8)
-
-    def benchmark_int8_base(self):
-        self._run()
-
-    def verify_int8_base(self) -> torch.Tensor:
-        return self._reference()
-
-    def setup_int8_large(self):
-        self._prepare(LARGE_SHAPE, torch.int8)
-
-    def benchmark_int8_large(self):
-        self._run()
-
-    def verify_int8_large(self) -> torch.Tensor:
-        return self._reference()
-
-    def setup_float8_e4m3fn_base(self):
-        self._prepare(BASE_SHAPE, torch.float8_e4m3fn)
-
-    def benchmark_float8_e4m3fn_base(self):
-        self._run()
-
-    def verify_float8_e4m3fn_base(self) -> torch.Tensor:
-        return self._reference_upcast()
-
-    def setup_float8_e4m3fn_large(self):
-        self._prepare(LARGE_SHAPE, torch.float8_e4m3fn)
-
-    def benchmark_float8_e4m3fn_large(self):
-        self._run()
-
-    def verify_float8_e4m3fn_large(self) -> torch.Tensor:
-        return self._reference_upcast()
+_workloads(ReluDtypeBenchmark, {
+    f"{name}_{size}": ((shape, dtype), "_reference_upcast" if dtype in FLOAT8_DTYPES else "_reference")
+    for name, dtype in (("float16", torch.float16), ("bfloat16", torch.bfloat16), ("int8", torch.int8),
+                        ("float8_e4m3fn", torch.float8_e4m3fn))
+    for size, shape in (("base", BASE_SHAPE), ("large", LARGE_SHAPE))
+})
 
 
 class ReluMisalignedBenchmark(Benchmark):
@@ -195,29 +140,9 @@ class ReluMisalignedBenchmark(Benchmark):
     def _run(self):
         self.out = self.kernel.relu(self.x)
 
-    def setup_float32(self):
-        self._prepare(torch.float32)
-
-    def benchmark_float32(self):
-        self._run()
-
-    def verify_float32(self) -> torch.Tensor:
+    def _reference(self) -> torch.Tensor:
         return F.relu(self.x)
 
-    def setup_bfloat16(self):
-        self._prepare(torch.bfloat16)
 
-    def benchmark_bfloat16(self):
-        self._run()
-
-    def verify_bfloat16(self) -> torch.Tensor:
-        return F.relu(self.x)
-
-    def setup_int8(self):
-        self._prepare(torch.int8)
-
-    def benchmark_int8(self):
-        self._run()
-
-    def verify_int8(self) -> torch.Tensor:
-        return F.relu(self.x)
+_workloads(ReluMisalignedBenchmark, {name: ((getattr(torch, name),), "_reference")
+                                     for name in ("float32", "bfloat16", "int8")})

@@ -1,5 +1,6 @@
-"""How every benchmark and study here times, written once: samplers, interleaving, buffer
-rotation, the quiet-machine check, and the names of the machine and of the revision.
+"""How every benchmark here times and records, written once: the samplers, interleaving, buffer
+rotation, the quiet-machine check, loading a build, NaN-free data, and what a results file
+says about the machine, the software and the revision.
 
 Samplers (each has `calls` and `sample()`, seconds per call):
   HostSampler   a host-timed loop of calls, the device synchronized before the clock starts
@@ -8,16 +9,12 @@ Samplers (each has `calls` and `sample()`, seconds per call):
                 events around the replay: no launch gaps, no host in the number.
   QueuedSampler GPU time per call of calls queued behind a GPU sleep, CUDA events around
                 them: for work a graph does not capture well (compiled forward + backward).
-A sampler's call either takes no argument, or takes one buffer set (a dict of tensors) and
-then runs over the sets it is given: one set is "hot"; several are rotated, in order, the
-least recently used one next.
-
-`interleaved` runs every sampler once per repeat, forward order on even repeats and
-reversed on odd ones (A B C C B A ...), so slow drift lands on all peers alike.
-
-Rotation: `cold_sets` sizes a rotation whose rotated bytes exceed 1.5x the cache (every call
-reads from memory beyond it), `within_cache_sets` one that stays inside it (the L2 band's
-"rot": data in the cache, but not the same lines call after call).
+A sampler's call takes no argument, or one buffer set (a dict of tensors) and then runs over
+the sets it is given: one set is "hot"; several are rotated, the least recently used next.
+`interleaved` runs every sampler once per repeat, forward order on even repeats and reversed on
+odd ones (A B C C B A ...), so slow drift lands on all peers alike; figures are medians.
+Rotation: `cold_sets` rotates past 1.5x the cache (every call reads from memory beyond it),
+`within_cache_sets` inside 0.75x of it ("rot": in the cache, never the lines just touched).
 
 benchmarks/benchmark.py does not use this module: it ships alone in the Hub snapshot and
 `kernels benchmark` times it with its own runner.
@@ -25,12 +22,15 @@ benchmarks/benchmark.py does not use this module: it ships alone in the Hub snap
 
 from __future__ import annotations
 
+import datetime
+import json
 import math
 import os
 import platform
 import re
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -38,20 +38,49 @@ from typing import Callable
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
-
-# Rotated bytes past this multiple of the cache: no call finds its input there ("cold").
+KiB, MiB, GiB = 1024, 1024**2, 1024**3
 COLD_CACHE_MULTIPLE = 1.5
-# Rotated bytes within this share of the cache: every set stays resident ("rot"); the H200's
-# L2 holds 0.75 x 60 MiB = 45 MiB, two float32 sets of 8 MiB in and 8 MiB out.
-WITHIN_CACHE_SHARE = 0.75
+WITHIN_CACHE_SHARE = 0.75  # the H200's L2: 45 of 60 MiB, two float32 sets of 8 MiB in and out
 
 
 def synchronize(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
+
+
+# ----------------------------------------------------------------------------- sizes and data
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)\s*([KMG]?)(i?B)?", text.strip(), re.IGNORECASE)
+    if not m:
+        raise ValueError(f"size {text!r}: use e.g. 4KiB, 64MiB, 1GiB")
+    return int(m.group(1)) * {"": 1, "K": KiB, "M": MiB, "G": GiB}[m.group(2).upper()]
+
+
+def fmt_size(nbytes: int) -> str:
+    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if nbytes >= unit and nbytes % unit == 0:
+            return f"{nbytes // unit} {name}"
+    return f"{nbytes / MiB:.1f} MiB" if nbytes >= MiB else f"{nbytes} B"
+
+
+def random_fill(t: torch.Tensor) -> torch.Tensor:
+    """NaN-free random data, about half negative: every peer then computes the same values
+    (torch maps NaN to NaN, relu to 0)."""
+    if t.dtype.is_floating_point:
+        return t.copy_(torch.randn(t.shape, device=t.device, dtype=torch.float32))
+    info = torch.iinfo(t.dtype)  # randint's bounds must fit int64: int64 gets int32's range
+    low, high = max(info.min, -(2**31)), min(info.max, 2**31 - 1) + 1
+    return t.copy_(torch.randint(low, high, t.shape, device=t.device, dtype=t.dtype))
+
+
+def random_tensor(shape, dtype: torch.dtype, device: str) -> torch.Tensor:
+    return random_fill(torch.empty(shape, dtype=dtype, device=device))
+
+
+def relu_reference(x: torch.Tensor) -> torch.Tensor:
+    """relu by its definition, independent of every peer."""
+    return torch.where(x > 0, x, torch.zeros_like(x))
 
 
 # ----------------------------------------------------------------------------- buffers
@@ -62,8 +91,7 @@ def cold_sets(rotated_bytes_per_set: int, cache_bytes: int, cap: int) -> int:
 
 
 def within_cache_sets(bytes_per_set: int, cache_bytes: int, cap: int) -> int:
-    """Sets that together fit in 0.75x the cache, capped; below 2 there is no such rotation
-    (the caller measures none)."""
+    """Sets that together fit in 0.75x the cache, capped; below 2 there is no such rotation."""
     return min(cap, int(WITHIN_CACHE_SHARE * cache_bytes // bytes_per_set))
 
 
@@ -93,9 +121,8 @@ class Rotation:
 # ----------------------------------------------------------------------------- samplers
 
 class HostSampler:
-    """Per-call seconds of a host-timed loop (one synchronize at each end). `call` takes no
-    argument (`sets` None), or one set: the hot set when `sets` is a list of one, else the
-    next set of the Rotation `sets`."""
+    """Per-call seconds of a host-timed loop. `call` takes no argument (`sets` None), or one
+    set: the hot set when `sets` is a list of one, else the next set of the Rotation `sets`."""
 
     def __init__(self, call: Callable, sets=None, device: str = "cpu", calls: int = 1):
         self.call, self.sets, self.device, self.calls = call, sets, device, calls
@@ -132,8 +159,7 @@ class HostSampler:
 
 class GraphSampler:
     """Per-call GPU seconds from replaying a CUDA graph of `calls` captured calls, timed with
-    CUDA events. `call` takes no argument (`sets` None) or one set; call i of the graph gets
-    sets[i % len(sets)]."""
+    CUDA events. `call` takes no argument (`sets` None) or one set; call i gets sets[i % len]."""
 
     def __init__(self, call: Callable, sets: list | None = None, calls: int = 20):
         self.calls = calls
@@ -151,8 +177,7 @@ class GraphSampler:
                 run(i)
         self.graph.replay()  # the first replay uploads the graph
         torch.cuda.synchronize()
-        self.start = torch.cuda.Event(enable_timing=True)
-        self.end = torch.cuda.Event(enable_timing=True)
+        self.start, self.end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def sample(self) -> float:
         self.start.record()
@@ -162,47 +187,42 @@ class GraphSampler:
         return self.start.elapsed_time(self.end) * 1e-3 / self.calls
 
 
-_sleep_cycles_per_second: float | None = None
-
-
-def _sleep_rate() -> float:
-    """torch.cuda._sleep's spin rate, measured once, to size the wait that queues a sample."""
-    global _sleep_cycles_per_second
-    if _sleep_cycles_per_second is None:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(1_000_000)
-        start.record()
-        torch.cuda._sleep(10_000_000)
-        end.record()
-        torch.cuda.synchronize()
-        _sleep_cycles_per_second = 10_000_000 / (start.elapsed_time(end) / 1e3)
-    return _sleep_cycles_per_second
-
-
 class QueuedSampler:
-    """Per-call GPU seconds of `calls` calls of a function of no arguments, queued behind a
-    GPU sleep twice as long as the host needs to issue them: the events then time the GPU's
-    work back to back, not the host's pace."""
+    """Per-call GPU seconds of `calls` calls of fn(), queued behind a GPU sleep twice as long
+    as the host needs to issue them: the events then time the GPU's work back to back."""
+
+    _cycles_per_second: float | None = None
 
     def __init__(self, fn: Callable, calls: int):
         self.fn, self.calls = fn, calls
 
+    @classmethod
+    def sleep_rate(cls) -> float:
+        if cls._cycles_per_second is None:  # torch.cuda._sleep's spin rate, measured once
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(1_000_000)
+            start.record()
+            torch.cuda._sleep(10_000_000)
+            end.record()
+            torch.cuda.synchronize()
+            cls._cycles_per_second = 10_000_000 / (start.elapsed_time(end) / 1e3)
+        return cls._cycles_per_second
+
     def sample(self) -> float:
-        fn, calls = self.fn, self.calls
         torch.cuda.synchronize()
         begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
+        for _ in range(self.calls):
+            self.fn()
         torch.cuda.synchronize()
         host = time.perf_counter() - begin
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(int(2 * host * _sleep_rate()) + 1000)
+        torch.cuda._sleep(int(2 * host * self.sleep_rate()) + 1000)
         start.record()
-        for _ in range(calls):
-            fn()
+        for _ in range(self.calls):
+            self.fn()
         end.record()
         torch.cuda.synchronize()
-        return start.elapsed_time(end) / 1e3 / calls
+        return start.elapsed_time(end) / 1e3 / self.calls
 
 
 def interleaved(samplers: dict, repeats: int) -> dict[str, list[float]]:
@@ -228,9 +248,7 @@ class MachineLoad:
     and measure a point again when others took more than `limit` of the cores meanwhile."""
 
     def __init__(self, limit: float):
-        self.limit = limit
-        self.available = Path("/proc/stat").exists()
-        self.cpus = os.cpu_count() or 1
+        self.limit, self.available, self.cpus = limit, Path("/proc/stat").exists(), os.cpu_count() or 1
 
     def _busy(self) -> float:
         fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -251,25 +269,19 @@ class MachineLoad:
         wall = max(time.time() - wall0, 1e-3)
         return max(0.0, (self._busy() - busy0) - (t.user + t.system - own0)) / (wall * self.cpus)
 
-    def wait_for_quiet(self, max_seconds: float) -> float | None:
-        """Waits (up to max_seconds) for a second in which others use < limit; returns their
-        share in the last second looked at."""
-        if not self.available:
-            return None
+    def wait_for_quiet(self, max_seconds: float) -> None:
         deadline = time.time() + max_seconds
-        while True:
+        while self.available:
             self.start()
             time.sleep(1.0)
-            share = self.others_share()
-            if share < self.limit or time.time() > deadline:
-                return share
+            if self.others_share() < self.limit or time.time() > deadline:
+                return
 
 
 def measure_when_quiet(measure: Callable[[], list[dict]], load: MachineLoad | None, retries: int,
                        wait_s: float) -> list[dict]:
     """measure() once (load None), or after waiting for a quiet machine and again (up to
-    `retries` times) while others took more than the limit; each record gets
-    others_cpu_share and attempts."""
+    `retries` times) while others took more than the limit; records get others_cpu_share."""
     if load is None:
         return measure()
     for attempt in range(1 + retries):
@@ -285,7 +297,23 @@ def measure_when_quiet(measure: Callable[[], list[dict]], load: MachineLoad | No
     return records
 
 
-# ----------------------------------------------------------------------------- names
+def timed_us(calls: dict, device: str, kind: str, repeats: int, calls_per_sample: int,
+             quiet_share: float = 1.0) -> dict:
+    """Median us per call of each fn() in `calls`, interleaved: "gpu" by CUDA-graph replay of
+    `calls_per_sample` calls, "host" by host-timed loops of that many; on the CPU with
+    quiet_share < 1, after waiting for a quiet machine (MachineLoad). Returns {"us": {name: us}}
+    and, where the machine was watched, others_cpu_share and attempts."""
+    def measure() -> list[dict]:
+        make = (lambda fn: GraphSampler(fn, calls=calls_per_sample)) if kind == "gpu" else (
+            lambda fn: HostSampler(fn, device=device, calls=calls_per_sample))
+        samplers = {name: make(fn) for name, fn in calls.items()}
+        return [{"us": {name: s * 1e6 for name, s in medians(interleaved(samplers, repeats)).items()}}]
+
+    load = MachineLoad(quiet_share) if device == "cpu" and quiet_share < 1 else None
+    return measure_when_quiet(measure, load, retries=2, wait_s=20.0)[0]
+
+
+# ----------------------------------------------------------------------------- names and records
 
 def cpu_model() -> str:
     try:
@@ -309,8 +337,8 @@ def cpu_isa() -> str:
 
 
 def machine(device: str) -> str:
-    """The GPU's name, or the CPU's model, ISA, threads, and family / model numbers (which
-    tell CPU generations apart where a VM hides the model name)."""
+    """The GPU's name, or the CPU's model, ISA, threads and family / model numbers (which tell
+    CPU generations apart where a VM hides the model name)."""
     if device == "cuda":
         return torch.cuda.get_device_name(0)
     text = f"{cpu_model()} ({cpu_isa()}), {torch.get_num_threads()} threads"
@@ -343,9 +371,9 @@ def last_level_cache_bytes(device: str) -> int:
 
 
 def git_revision() -> str:
-    """The checkout's short commit, "-dirty" (git describe's marker) when tracked files
-    differ from it. RELU_GIT_REVISION overrides it: set by whoever copies the tree to a
-    machine whose .git is not this checkout's (the lent H200's copy)."""
+    """The checkout's short commit, "-dirty" when tracked files differ from it.
+    RELU_GIT_REVISION overrides it: set by whoever copies the tree to a machine whose .git is
+    not this checkout's (the lent H200's copy)."""
     if os.environ.get("RELU_GIT_REVISION"):
         return os.environ["RELU_GIT_REVISION"]
     try:
@@ -355,3 +383,53 @@ def git_revision() -> str:
     except OSError:
         return "unknown"
     return (head.stdout.strip() or "unknown") + ("-dirty" if dirty else "")
+
+
+def load_build(path: Path, device: str | None = None):
+    """A build of the package (a checkout, its build/ or one variant directory), as kernels
+    loads it: for `device`'s backend, or a variant directory's own backend."""
+    from kernels import get_local_kernel
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    metadata = Path(path) / "metadata.json"
+    if device is None and metadata.exists():
+        device = json.loads(metadata.read_text())["backend"]["type"]
+    return get_local_kernel(Path(path), backend=device or "cpu")
+
+
+def run_meta(device: str, kernel=None, **extra) -> dict:
+    """What a results file says about its run: the command, the machine, the software, the
+    revision of the code that timed, and the build timed (its op namespace and CPU ISA)."""
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except Exception:  # noqa: BLE001  (no Triton: a CPU machine)
+        triton_version = None
+    ops = getattr(getattr(kernel, "_ops", None), "ops", None)
+    return {
+        "command": "python " + " ".join([str(Path(sys.argv[0]).resolve().relative_to(ROOT))
+                                         if Path(sys.argv[0]).resolve().is_relative_to(ROOT) else sys.argv[0],
+                                         *sys.argv[1:]]),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "git": git_revision(),
+        "device": device_label(device),
+        "device_name": torch.cuda.get_device_name(0) if device == "cuda" else cpu_model(),
+        "machine": machine(device),
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "triton": triton_version,
+        "kernel_id": getattr(ops, "name", None),
+        "cpu_isa": ops.cpu_isa() if ops is not None and hasattr(ops, "cpu_isa") else None,
+        "loadavg_start": os.getloadavg(),
+        **extra,
+    }
+
+
+def write_results(path: Path, meta: dict, records: list) -> None:
+    """Rewritten after every point: a run cut short keeps what it measured."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")

@@ -1,5 +1,5 @@
-"""Issue 14's pairs on views that are not one dense block: relu on views of one source tensor
-against torch, like for like, for float32, bfloat16 and int8, on the device it runs on.
+"""relu on views that are not one dense block, against torch like for like: views of one
+source tensor, float32, bfloat16 and int8, on the device it runs on.
 
     python benchmarks/views.py                     # CPU, 2048 x 8192 source (a few minutes on 2 cores)
     python benchmarks/views.py --device cuda       # one GPU, 8192 x 16384 source
@@ -34,10 +34,7 @@ markdown table of ratios, peer time / ours (> 1: ours is faster), per view x dty
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import math
-import os
 import statistics
 import sys
 import time
@@ -47,21 +44,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sweep import Peer, check_peer, random_fill  # noqa: E402
+from sweep import Peer, check_peer  # noqa: E402
 from timing import (  # noqa: E402
-    ROOT,
-    Buffers,
-    GraphSampler,
-    HostSampler,
-    MachineLoad,
-    Rotation,
-    cold_sets,
-    cpu_model,
-    device_label,
-    git_revision,
-    interleaved,
-    last_level_cache_bytes,
-    measure_when_quiet,
+    ROOT, Buffers, GraphSampler, HostSampler, MachineLoad, Rotation, cold_sets, device_label, interleaved,
+    last_level_cache_bytes, load_build, measure_when_quiet, random_fill, run_meta, write_results,
 )
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int8": torch.int8}
@@ -202,32 +188,10 @@ def main() -> None:
     args.min_sample_ms = args.min_sample_ms or (2.0 if args.quick or device == "cuda" else 10.0)
     if args.threads:
         torch.set_num_threads(args.threads)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-    from kernels import get_local_kernel
-
-    kernel = get_local_kernel(args.kernel, backend=device)
-    ops = kernel._ops.ops
+    kernel = load_build(args.kernel, device)
     cache_bytes = last_level_cache_bytes(device)
     out_file = (args.out or ROOT / "results" / device_label(device) / "views") / "views.json"
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "command": "python benchmarks/views.py " + " ".join(sys.argv[1:]),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "git": git_revision(),
-        "device": device_label(device),
-        "cpu_model": cpu_model(),
-        "cpu_isa": ops.cpu_isa(),
-        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
-        "cache_bytes": cache_bytes,
-        "source": list(args.source),
-        "repeats": args.repeats,
-        "loadavg_start": os.getloadavg(),
-    }
+    meta = run_meta(device, kernel, cache_bytes=cache_bytes, source=list(args.source), repeats=args.repeats)
     records: list[dict] = []
     load = MachineLoad(args.quiet_share) if device == "cpu" and args.quiet_share < 1 else None
     started = time.time()
@@ -236,15 +200,14 @@ def main() -> None:
             print(f"{view} {dtype_name} ...", file=sys.stderr, flush=True)
             records += measure_when_quiet(lambda: run_point(kernel, device, view, dtype_name, cache_bytes, args),
                                           load, args.retries, args.quiet_wait_s)
-            out_file.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
-    meta.update(seconds=round(time.time() - started, 1), loadavg_end=os.getloadavg())
-    out_file.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
-    errors = [r for r in records if "error" in r]
-    for r in errors:
-        print(f"  {r['view']} {r['dtype']} {r['peer']}: {r['error']}", file=sys.stderr)
-    source = "x".join(map(str, args.source))
-    print(f"# relu on views of a {source} source, {meta['gpu'] or meta['cpu_model'] + ' (' + meta['cpu_isa'] + ')'}, "
-          f"torch {torch.__version__}\n\n`{meta['command']}` -> {out_file}")
+            write_results(out_file, meta, records)
+    meta["seconds"] = round(time.time() - started, 1)
+    write_results(out_file, meta, records)
+    for r in records:
+        if "error" in r:
+            print(f"  {r['view']} {r['dtype']} {r['peer']}: {r['error']}", file=sys.stderr)
+    print(f"# relu on views of a {'x'.join(map(str, args.source))} source, {meta['machine']}, torch {torch.__version__}"
+          f"\n\n`{meta['command']}` -> {out_file}")
     print(ratio_table(records))
 
 

@@ -88,24 +88,10 @@ def is_noarch(variant_dir: Path) -> bool:
     return isinstance(parse_variant(variant_dir.name), NoarchVariant)
 
 
-# RELU_TEST_SMALL_CALL_BYTES=<n>: the torch-cuda variant's small-call threshold for this run
-# (its _noarch.SMALL_CALL_BYTES). 0 sends every CUDA call through Triton: most tests use
-# tensors far below the shipped threshold, which would otherwise test the torch path there.
-SMALL_CALL_BYTES = os.environ.get("RELU_TEST_SMALL_CALL_BYTES")
-# RELU_TEST_NOARCH_PATH=triton|torch: every CUDA call of the torch-cuda variant on that path
-# (its _noarch.FORCE_PATH), whatever its size, dtype or layout.
-NOARCH_PATH = os.environ.get("RELU_TEST_NOARCH_PATH")
-
-
 def load_kernel(backend: str):
     from kernels import get_kernel
 
-    kernel = get_kernel(REPO_ID, version=3, backend=backend)
-    if SMALL_CALL_BYTES is not None and is_noarch(VARIANT_DIRS[backend]):
-        sys.modules[f"{kernel.__name__}._noarch"].SMALL_CALL_BYTES = int(SMALL_CALL_BYTES)
-    if NOARCH_PATH is not None and is_noarch(VARIANT_DIRS[backend]):
-        sys.modules[f"{kernel.__name__}._noarch"].FORCE_PATH = NOARCH_PATH
-    return kernel
+    return get_kernel(REPO_ID, version=3, backend=backend)
 
 
 @pytest.fixture(scope="session", params=TARGETS, ids=target_id)

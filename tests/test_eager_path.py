@@ -62,30 +62,3 @@ def test_a_dispatch_mode_sees_the_backward_op(kernel, device):
 def test_vmap_takes_the_op(kernel, device):
     x = random_input((4, 64), torch.float32, device)
     assert_bitwise_equal(torch.vmap(kernel.relu)(x), reference_relu(x))
-
-
-def test_noarch_cuda_route_by_dtype_size_and_layout(kernel, noarch):
-    """Which CUDA calls the torch-cuda variant sends to Triton, decided from shape, dtype and
-    strides alone (meta tensors here): float8 and row-contiguous views from the small-call
-    size, dense int8 from INT8_TRITON_BYTES (aten's int8 clamp is slower there), every other
-    dense tensor on aten."""
-    if not noarch:
-        pytest.skip("a compiled variant has no Triton route")
-    import sys
-
-    routes = sys.modules[f"{kernel.__name__}._noarch"]
-    if routes.FORCE_PATH is not None:
-        pytest.skip("RELU_TEST_NOARCH_PATH forces one path")
-    big = routes.INT8_TRITON_BYTES
-
-    def meta(numel, dtype):
-        return torch.empty(numel, dtype=dtype, device="meta")
-
-    assert routes._takes_triton(meta(big, torch.int8))
-    assert not routes._takes_triton(meta(big // 2, torch.int8))
-    assert not routes._takes_triton(meta(big, torch.uint8))
-    assert not routes._takes_triton(meta(big // 4, torch.float32))
-    assert routes._takes_triton(meta(routes.SMALL_CALL_BYTES, torch.float8_e4m3fn))
-    chunk = torch.empty(1024, 2048, dtype=torch.float32, device="meta")[:, :1024]
-    assert routes._takes_triton(chunk)
-    assert not routes._takes_triton(torch.empty(8, 8, dtype=torch.int8, device="meta")[:, :4])

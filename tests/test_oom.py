@@ -4,7 +4,9 @@ find_executable_batch_size, a server retrying with a smaller batch). The binding
 through the stable C shim, which loses torch's error; torch-ext/relu/_allocation.py repeats
 the failed allocation with torch.empty_like. Every target: relu(x), relu(x) recording a
 gradient; then the backward and an out= that copies x, under a memory limit (the CPU: an
-address-space limit in a child process; CUDA: the caching allocator's memory fraction)."""
+address-space limit in a child process; CUDA: the caching allocator's memory fraction). The
+CPU's 16 TiB allocation runs under such a limit too: a host whose kernel overcommits memory
+(the H200's, 128 GiB) may grant it, and the process then dies faulting it in."""
 
 import json
 import os
@@ -40,13 +42,42 @@ def same_error(ours: BaseException, torchs: BaseException, device: str) -> None:
     assert ours_text == torchs_text, f"{ours}\nagainst torch's\n{torchs}"
 
 
+# The child: relu(x) and torch.relu(x) of the 16 TiB x under an address-space limit of what the
+# process maps now plus 1 GiB, which no host grants past; prints both errors.
+CPU_HUGE_CHILD = textwrap.dedent("""
+    import json, resource, sys
+    import torch
+    from kernels import get_kernel
+    kernel = get_kernel(sys.argv[1], version=3, backend=sys.argv[2])
+    x = torch.zeros(1, requires_grad=sys.argv[3] == "1").expand(int(sys.argv[4]))
+    kernel.relu(torch.zeros(4, requires_grad=True)).sum().backward()  # warm: autograd, threads
+    vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), resource.RLIM_INFINITY))
+    errors = []
+    for fn in (lambda: kernel.relu(x), lambda: torch.relu(x)):
+        try:
+            fn()
+            errors.append(None)
+        except Exception as e:
+            errors.append([type(e).__name__, str(e)])
+    print(json.dumps(errors))
+""")
+
+
 @pytest.mark.parametrize("grad", [False, True], ids=["no-grad", "recording-grad"])
-def test_allocating_relu_beyond_memory_raises_torchs_error(kernel, device, grad):
+def test_allocating_relu_beyond_memory_raises_torchs_error(kernel, backend, device, grad):
+    if device == "cpu":
+        done = subprocess.run([sys.executable, "-c", CPU_HUGE_CHILD, REPO_ID, backend, str(int(grad)), str(HUGE)],
+                              capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert done.returncode == 0, done.stderr[-3000:]
+        ours, torchs = json.loads(done.stdout.strip().splitlines()[-1])
+        assert torchs is not None and "can't allocate memory" in torchs[1], f"the limit did not bite: {torchs}"
+        assert ours == torchs, f"{ours}\nagainst torch's\n{torchs}"
+        return
     x = torch.zeros(1, device=device, requires_grad=grad).expand(HUGE)
     ours = raised(lambda: kernel.relu(x))
     torchs = raised(lambda: torch.relu(x))
-    if device == "cuda":
-        assert isinstance(torchs, torch.OutOfMemoryError)
+    assert isinstance(torchs, torch.OutOfMemoryError)
     same_error(ours, torchs, device)
 
 

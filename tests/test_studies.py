@@ -1,10 +1,9 @@
-"""Every maintained benchmark and every study still builds and runs, so one that a rename
-breaks is caught the day it breaks: each script under benchmarks/ and benchmarks/studies/
-imports and parses its arguments (--help), the timing paths run in tiny CPU smoke runs
-(the sweep's --l2-band included, then report.py and plot.py on its output), the plain
-Triton peer computes relu's semantics (in Triton's interpreter), and every .cu file under
-benchmarks/ compiles with nvcc. One Python process runs all the scripts (torch imported
-once): about 30-40 s on 2 cores."""
+"""Every benchmark still builds and runs, so one that a rename breaks is caught the day it
+breaks: each script under benchmarks/ imports and parses its arguments (--help), the timing
+paths run in tiny CPU smoke runs (the sweep's --l2-band included, then report.py on its
+output), the plain Triton peer computes relu's semantics (in Triton's interpreter), and every
+.cu file under benchmarks/ compiles with nvcc. One Python process runs all the scripts (torch
+imported once): about 30-40 s on 2 cores. benchmarks/studies/l2_band/ has its own test."""
 
 import json
 import os
@@ -19,7 +18,7 @@ import torch
 from conftest import ROOT, VARIANT_DIRS
 
 BENCHMARKS = ROOT / "benchmarks"
-SCRIPTS = sorted([*BENCHMARKS.glob("*.py"), *(BENCHMARKS / "studies").glob("*.py")])
+SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
 CUDA_SOURCES = sorted(BENCHMARKS.rglob("*.cu"))
 
 
@@ -54,9 +53,10 @@ print("RESULTS " + json.dumps(results))
 """
 
 
-CPU_SMOKE = ["sweep.py", "views.py", "studies/call_path.py", "studies/new_dtypes.py", "studies/training_step.py"]
+CPU_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "training_step.py", "noarch_rules.py"]
 # Where a GPU is (the H200 suite): the GPU paths too (graph replay, the queued sampler, Triton).
-CUDA_SMOKE = ["sweep.py", "views.py", "studies/new_dtypes.py", "studies/compile_blocks.py", "studies/training_step.py"]
+CUDA_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "compile_blocks.py", "training_step.py",
+              "noarch_rules.py"]
 SMOKE = [("cpu", name) for name in CPU_SMOKE] + [("cuda", name) for name in CUDA_SMOKE] * torch.cuda.is_available()
 
 
@@ -64,31 +64,22 @@ def smoke_runs(out: Path, device: str) -> dict[str, list[str]]:
     """Arguments of a tiny run of each script that times something, on `device`."""
     kernel = str(VARIANT_DIRS[device])
     out = out / device
-    quiet = ["--quiet-share", "1"]  # a smoke run does not wait for a quiet machine
-    if device == "cuda":
-        return {
-            "sweep.py": ["--device", "cuda", "--l2-band", "--quick", "--dtypes", "bfloat16", "--sizes", "1MiB",
-                         "--repeats", "1", "--kernel", kernel, "--out", str(out / "sweep")],
-            "views.py": ["--device", "cuda", "--quick", "--dtypes", "int8", "--views", "chunk", "--repeats", "1",
-                         "--kernel", kernel, "--out", str(out / "views")],
-            "studies/new_dtypes.py": ["--device", "cuda", "--kernel", kernel, "--dtypes", "uint16", "float8_e4m3fn",
-                                      "--sizes", "1", "--repeats", "1", "--out", str(out / "new_dtypes")],
-            "studies/compile_blocks.py": ["--device", "cuda", "--quick", "--kernel", kernel, "--blocks", "square",
-                                          "--repeats", "1", "--calls", "1", "--out", str(out / "compile_blocks")],
-            "studies/training_step.py": ["--device", "cuda", "--quick", "--kernel", kernel, "--repeats", "1",
-                                         "--min-sample-ms", "1", "--out", str(out / "training_step.json")],
-        }
+    host = ["--min-sample-ms", "0.2", "--quiet-share", "1"] if device == "cpu" else []  # no wait for quiet
     return {
-        "sweep.py": ["--device", "cpu", "--l2-band", "--quick", "--dtypes", "float32", "--sizes", "256KiB",
-                     "--repeats", "1", "--min-sample-ms", "0.2", *quiet, "--kernel", kernel, "--out", str(out / "sweep")],
-        "views.py": ["--device", "cpu", "--quick", "--dtypes", "int8", "--views", "chunk", "--repeats", "1",
-                     "--min-sample-ms", "0.2", *quiet, "--kernel", kernel, "--out", str(out / "views")],
-        "studies/call_path.py": ["--kernel", kernel, "--sizes", "1024", "--repeats", "1", "--calls", "10",
-                                 "--out", str(out / "call_path.json")],
-        "studies/new_dtypes.py": ["--device", "cpu", "--kernel", kernel, "--dtypes", "uint16", "float8_e4m3fn",
-                                  "--sizes", "1", "--repeats", "1", "--out", str(out / "new_dtypes")],
-        "studies/training_step.py": ["--device", "cpu", "--quick", "--kernel", kernel, "--repeats", "1",
-                                     "--min-sample-ms", "1", "--out", str(out / "training_step.json")],
+        "sweep.py": ["--device", device, "--l2-band", "--quick", "--dtypes", "float32" if device == "cpu" else "bfloat16",
+                     "--sizes", "256KiB" if device == "cpu" else "1MiB", "--repeats", "1", *host, "--kernel", kernel,
+                     "--out", str(out / "sweep")],
+        "views.py": ["--device", device, "--quick", "--dtypes", "int8", "--views", "chunk", "--repeats", "1", *host,
+                     "--kernel", kernel, "--out", str(out / "views")],
+        "compare.py": ["--device", device, "--quick", "--build", f"a={kernel}", "--dtypes", "int8", "--repeats", "1",
+                       "--quiet-share", "1", "--out", str(out / "compare")],
+        "noarch_rules.py": ["--device", device, "--repeats", "1", "--quiet-share", "1", "--out", str(out / "rules")],
+        "dtypes.py": ["--device", device, "--kernel", kernel, "--dtypes", "uint16", "float8_e4m3fn", "--sizes", "1",
+                      "--repeats", "1", "--out", str(out / "dtypes")],
+        "compile_blocks.py": ["--device", device, "--quick", "--kernel", kernel, "--blocks", "square", "--repeats", "1",
+                              "--calls", "1", "--out", str(out / "compile_blocks")],
+        "training_step.py": ["--device", device, "--quick", "--kernel", kernel, "--repeats", "1", "--min-sample-ms", "1",
+                             "--out", str(out / "training_step.json")],
     }
 
 
@@ -104,15 +95,14 @@ def run_driver(runs: list) -> dict:
 
 @pytest.fixture(scope="session")
 def script_runs(tmp_path_factory):
-    """Every script with --help, then the smoke runs, then report.py and plot.py on the
-    smoke sweep; all in one interpreter."""
+    """Every script with --help, then the smoke runs, then report.py on the smoke sweep; all
+    in one interpreter."""
     out = tmp_path_factory.mktemp("studies")
     runs = [(f"help {name_of(p)}", str(p), ["--help"] if has_main(p) else [], has_main(p)) for p in SCRIPTS]
     argvs = {device: smoke_runs(out, device) for device in {device for device, _ in SMOKE}}
     runs += [(f"smoke {device} {name}", str(BENCHMARKS / name), argvs[device][name], True) for device, name in SMOKE]
     sweep_json = str(out / "cpu" / "sweep" / "sweep.json")
-    runs += [("report sweep", str(BENCHMARKS / "report.py"), [sweep_json], True),
-             ("plot sweep", str(BENCHMARKS / "plot.py"), [sweep_json], True)]
+    runs += [("report sweep", str(BENCHMARKS / "report.py"), [sweep_json], True)]
     return out, run_driver(runs)
 
 
@@ -137,53 +127,55 @@ def test_smoke_run(script_runs, device, name):
         assert records and not [r for r in records if "error" in r], [r for r in records if "error" in r]
 
 
+L2_BAND_PEERS = {"relu_out", "copy_", "clamp_min_out", "relu", "torch.relu", "clone"}
+
+
 def test_l2_band_sweep_and_its_report(script_runs):
     out, results = script_runs
     data = json.loads((out / "cpu" / "sweep" / "sweep.json").read_text())
     measured = {(r["mode"], r["peer"]) for r in data["records"] if "us" in r}
-    peers = {"relu_out", "copy_", "clamp_min_out", "relu", "torch.relu"}
-    assert measured == {(mode, peer) for mode in ("hot", "rot") for peer in peers}, measured
-    assert data["meta"]["l2_band"] and data["meta"]["triton"].startswith("not measured"), data["meta"]
+    assert measured == {(mode, peer) for mode in ("hot", "rot", "cold") for peer in L2_BAND_PEERS}, measured
+    assert data["meta"]["l2_band"] and data["meta"]["triton_peer"].startswith("not measured"), data["meta"]
     assert not [r for r in data["records"] if "error" in r]
     report = results["report sweep"]
     assert report["exit"] == 0, report["error"]
-    table = report["stdout"].split("**L2 band", 1)[1]
-    assert "| float32 | 256 KiB | hot |" in table and "| float32 | 256 KiB | rot |" in table, table
-    assert "Plain Triton peer: not measured" in table
-    plot = results["plot sweep"]
-    assert plot["exit"] == 0, plot["error"]
-    assert (out / "cpu" / "sweep" / "sweep_rot.png").stat().st_size > 0
+    band = report["stdout"].split("**L2 band", 1)[1]
+    for mode in ("hot", "rot", "cold"):
+        assert f"| float32 | 256 KiB | {mode} |" in band, band
+    assert "Plain Triton peer: not measured" in band
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU: the Triton peer and graph replay run on CUDA only")
 def test_cuda_l2_band_sweep_times_triton(script_runs):
-    """On a GPU the L2-band smoke sweep times every plain Triton config, hot and rot, by
-    graph replay of 40 calls (rot: rounded up to whole laps of its sets)."""
+    """On a GPU the L2-band smoke sweep times all 8 plain Triton configs in both forms, hot,
+    rot and cold, by graph replay of 40 calls (rot and cold: whole laps of their sets)."""
     out, _ = script_runs
     data = json.loads((out / "cuda" / "sweep" / "sweep.json").read_text())
     assert not [r for r in data["records"] if "error" in r], [r for r in data["records"] if "error" in r]
     timed = {(r["mode"], r["peer"]): r for r in data["records"] if "us" in r}
-    configs = [p for _, p in timed if p.startswith("triton_")]
-    assert len(set(configs)) == 6 and {m for m, _ in timed} == {"hot", "rot"}, sorted(timed)
+    configs = {p for _, p in timed if p.startswith("triton")}
+    assert len(configs) == 16 and {m for m, _ in timed} == {"hot", "rot", "cold"}, sorted(timed)
+    assert {p for _, p in timed} == L2_BAND_PEERS | configs
     assert timed[("hot", "relu_out")]["calls_per_sample"] == 40, timed[("hot", "relu_out")]
-    assert timed[("rot", "relu_out")]["calls_per_sample"] >= 40
+    assert timed[("cold", "relu_out")]["calls_per_sample"] >= 40
 
 
-def test_report_takes_the_fastest_triton_config(tmp_path):
-    """report.py's "best plain Triton": the fastest config per point, in the forward table's
-    out= columns and the L2 band table's best peer."""
+def test_report_gives_each_forms_best_peer(tmp_path):
+    """report.py's L2 band table: per point and form, the fastest peer (the fastest Triton
+    config among them) and best / ours."""
     def record(peer, mode, us, form="out"):
         return dict(op="forward", dtype="bfloat16", bytes=1 << 20, numel=1 << 19, shape=[128, 4096], peer=peer,
                     form=form, mode=mode, us=us, gbps=2 * (1 << 20) / us * 1e-3)
 
     records = []
-    for mode in ("hot", "rot"):
+    for mode in ("hot", "rot", "cold"):
         records += [record("relu_out", mode, 2.0), record("copy_", mode, 2.2), record("clamp_min_out", mode, 2.4),
                     record("triton_b1024_w4", mode, 1.9), record("triton_b4096_w8", mode, 1.6),
-                    record("relu", mode, 2.0, "allocating"), record("torch.relu", mode, 2.5, "allocating")]
-    meta = dict(command="python benchmarks/sweep.py --device cuda --l2-band", device="h200", device_name="NVIDIA H200", torch="2.11.0", cuda="13.0", threads=1, kernel_id="k",
-                git="abc", date_utc="2026-12-01 08:00", repeats=9, loadavg_start=[0, 0, 0], cache="L2",
-                cache_bytes=60 << 20, cold_rotation="", triton="plain Triton ReLU")
+                    record("relu", mode, 2.0, "allocating"), record("torch.relu", mode, 2.5, "allocating"),
+                    record("clone", mode, 2.3, "allocating"), record("triton_alloc_b8192_w8", mode, 2.1, "allocating")]
+    meta = dict(command="python benchmarks/sweep.py --device cuda --l2-band", device="h200", device_name="NVIDIA H200",
+                torch="2.11.0", cuda="13.0", threads=1, kernel_id="k", git="abc", date_utc="2026-12-01 08:00", repeats=9,
+                loadavg_start=[0, 0, 0], cache="L2", cache_bytes=60 << 20, triton_peer="plain Triton ReLU")
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(dict(meta=meta, records=records)))
     sys.path.insert(0, str(BENCHMARKS))
@@ -191,12 +183,10 @@ def test_report_takes_the_fastest_triton_config(tmp_path):
         import report
     finally:
         sys.path.remove(str(BENCHMARKS))
-    text = report.render(path)
-    band = text.split("**L2 band", 1)[1]
-    # best peer = Triton's 1.6 us (b4096_w8) over ours 2.0 us; torch.relu 2.5 over relu(x) 2.0
-    assert "| bfloat16 | 1 MiB | rot | 2.00 | 2.20 | 2.40 | 1.60 (b4096_w8) | 0.80x | 2.00 | 2.50 | 1.25x |" in band, band
-    hot = text.split("**bfloat16, hot**", 1)[1].split("**L2 band", 1)[0]
-    assert "| out=: vs best plain Triton |" in hot and "| 1 MiB | 2.00 | 1048.6 | 1.20x | 1.10x | 0.80x |" in hot, hot
+    band = report.render(path).split("**L2 band", 1)[1]
+    # out=: Triton's 1.6 us (b4096_w8) over ours 2.0; allocating: the Triton config 2.1 over ours 2.0
+    assert ("| bfloat16 | 1 MiB | rot | 2.00 | best plain Triton (b4096_w8) | 1.60 | 0.80 | 2.00 | "
+            "best plain Triton, allocating (b8192_w8) | 2.10 | 1.05 |") in band, band
 
 
 def test_plain_triton_peer_is_relu():

@@ -1,14 +1,9 @@
-"""Study. Question: does this package's relu cost Inductor its fusion under torch.compile?
-The op is opaque to Inductor, and compiled relu(x).square() took twice torch.relu's time on
-the H200; relu() now hands Dynamo relu's definition, where(x > 0, x, 0), which Inductor
-fuses. Answered (PERFORMANCE.md, "Under torch.compile"): the fused blocks went from 0.49x to
-1.00x plain compile. Results: results/h200/compile-blocks/compile_blocks_cuda.json.
+"""Does this package's relu cost Inductor its fusion under torch.compile? The op is opaque to
+Inductor; relu() hands Dynamo relu's definition, where(x > 0, x, 0), which Inductor fuses.
+torch.compile of the blocks around an activation, with torch.relu and with this relu:
 
-torch.compile of the blocks around an activation, with torch.relu and with this package's
-relu:
-
-    python benchmarks/studies/compile_blocks.py --device cuda --out results/h200/compile-blocks
-    python benchmarks/studies/compile_blocks.py --device cpu --quick --out /tmp/compile-blocks
+    python benchmarks/compile_blocks.py --device cuda --out DIR
+    python benchmarks/compile_blocks.py --device cpu --quick --out /tmp/compile-blocks
 
 Blocks, on x of ROWS x COLS (CUDA: 8192 x 14336; --quick: 64 x 448; CPU: 1024 x 3584):
   square         relu(x).square()                              bfloat16
@@ -23,9 +18,9 @@ only.
 Peers (the same block, inputs and weights):
   torch.relu compiled    torch.compile(block with torch.relu, fullgraph=True): the yardstick
   relu compiled          the same with this package's relu: what users get now
-  op compiled            the raw op (ops.relu.default) in the block: what torch.compile got
-                         before issue 12, opaque to Inductor (forward only: the raw op has no
-                         autograd of its own)
+  op compiled            the raw op (ops.relu.default) in the block, opaque to Inductor: what
+                         relu() would cost without the definition (forward only: the raw op
+                         has no autograd of its own)
   torch.relu eager, relu eager    for reference
 
 Timing: CUDA, GPU time: CUDA events around --calls calls queued behind torch.cuda._sleep, so
@@ -35,16 +30,13 @@ are interleaved (A B C C B A ...) and each figure is the median of --repeats sam
 it is timed, every peer's output (and gradient) is checked against eager relu's block on
 NaN-free data (where torch.relu and relu agree): bit for bit for relu alone, else close
 (Inductor may reorder or contract float arithmetic).
-Results: <out>/compile_blocks_<device>.json with the command, the machine (GPU name, or CPU
-model and ISA), torch's version, the git revision and one row per block and pass.
+Results: <out>/compile_blocks_<device>.json (benchmarks/timing.py's run_meta: the machine, the
+software, the revision), one record per block and pass.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import platform
 import sys
 import types
 from pathlib import Path
@@ -52,19 +44,13 @@ from pathlib import Path
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import ROOT, HostSampler, QueuedSampler, git_revision, interleaved, machine, medians  # noqa: E402
+from timing import ROOT, HostSampler, QueuedSampler, interleaved, load_build, medians, run_meta, write_results  # noqa: E402
 
 # (ROWS, COLS, WIDTH): COLS = 3.5 x WIDTH, the hidden width of Llama-3-8B's MLP at CUDA size.
 SHAPES = {"cuda": (8192, 14336, 4096), "cpu": (1024, 3584, 1024), "quick": (64, 448, 128)}
 STANDALONE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int8": torch.int8}
-
-
-def load_kernel(path: Path, device: str):
-    from kernels import get_local_kernel
-
-    return get_local_kernel(path, backend=device)
 
 
 # ---- Blocks: each maps a relu to a function of the block's inputs.
@@ -194,15 +180,17 @@ def main() -> None:
     device = args.device
     rows, cols, width = SHAPES["quick" if args.quick else device]
 
-    kernel = load_kernel(args.kernel, device)
+    kernel = load_build(args.kernel, device)
     op = kernel._ops.ops.relu.default
     # CUDA: GPU time of calls queued behind a sleep (compiled forward + backward is not
     # captured in a graph); CPU: host time.
     sampler = (lambda run: QueuedSampler(run, calls)) if device == "cuda" else (lambda run: HostSampler(run, calls=calls))
 
     rows_out = []
-    args.out.mkdir(parents=True, exist_ok=True)
     out_file = args.out / f"compile_blocks_{device}.json"
+    meta = run_meta(device, kernel, shape={"rows": rows, "cols": cols, "width": width},
+                    timing=("GPU time, CUDA events around queued calls" if device == "cuda" else "host time")
+                    + f"; median of {repeats} samples of {calls} calls")
     for case in make_cases(device, rows, cols, width):
         if args.blocks and case.name not in args.blocks:
             continue
@@ -227,16 +215,7 @@ def main() -> None:
             rows_out.append(row)
             print(f"{case.name:12s} {case.dtype:9s} {row['pass']:17s} "
                   + "  ".join(f"{name} {1e6 * t:9.1f} us" for name, t in seconds.items()), flush=True)
-            out_file.write_text(json.dumps({
-                "command": "python " + " ".join(sys.argv),
-                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "device": machine(device), "torch": torch.__version__, "python": platform.python_version(),
-                "revision": git_revision(), "kernel": str(args.kernel),
-                "shape": {"rows": rows, "cols": cols, "width": width},
-                "timing": ("GPU time, CUDA events around queued calls" if device == "cuda" else "host time")
-                + f"; median of {repeats} samples of {calls} calls",
-                "rows": rows_out,
-            }, indent=1) + "\n")
+            write_results(out_file, meta, rows_out)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,8 @@
-"""Study. Question: on the dtypes torch has no relu for (float8, uint16/32/64), how does relu
-compare with what a user can do today and with a plain copy of the same bytes? Answered
-(PERFORMANCE.md, "New dtypes"): at the copy ceiling from 64 MiB on the H200, 7-110x the
-upcast path on the CPU. Results: results/h200/new-dtypes/new_dtypes.json,
-results/cpu-avx2/new_dtypes.json.
+"""The dtypes torch has no relu for (float8, uint16/32/64): relu against what a user can do
+today and against a plain copy of the same bytes.
 
-    python benchmarks/studies/new_dtypes.py --device cuda --out results/h200/new-dtypes
-    python benchmarks/studies/new_dtypes.py --device cpu --out results/cpu-avx2 --sizes 1 16 256
+    python benchmarks/dtypes.py --device cuda --out DIR          # -> DIR/dtypes.json
+    python benchmarks/dtypes.py --device cpu --out DIR --sizes 1 16 256
 
 Peers per dtype and size (x of SIZE bytes; o and every scratch buffer allocated once):
   float8_e4m3fn, float8_e5m2 (torch.relu, clamp_min and x > 0 raise NotImplementedError):
@@ -24,25 +21,22 @@ replay (one buffer pair: hot, which from 64 MiB on is larger than an H200's L2 a
 host-timed loops of calls. Peers are interleaved (A B C C B A ...), each figure the median of
 the repeats. Before it is timed every peer's output is checked: float8 peers against
 relu in float32 (the input has no NaN; -0.0, which torch's CPU relu keeps, compares equal to
-+0.0), unsigned peers bit for bit against x. Results: <out>/new_dtypes.json, rewritten after
-every point, with the command, the machine (CPU model and ISA, or GPU), torch's version and
-the git revision.
++0.0), unsigned peers bit for bit against x. Results: <out>/dtypes.json, rewritten after
+every point.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 import sys
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import ROOT, GraphSampler, HostSampler, MiB, git_revision, interleaved, machine, medians  # noqa: E402
+from timing import ROOT, GraphSampler, HostSampler, MiB, interleaved, load_build, medians, run_meta, write_results  # noqa: E402
 
 FLOAT8 = {"float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}
 UNSIGNED = {"uint16": torch.uint16, "uint32": torch.uint32, "uint64": torch.uint64}
@@ -50,12 +44,6 @@ DTYPES = {**FLOAT8, **UNSIGNED}
 SIZES_MIB = {"cuda": [1, 4, 16, 64, 256, 1024], "cpu": [1, 4, 16, 64, 256]}
 # Same-width integer views, for bit-for-bit checks (torch cannot compare these dtypes on the CPU).
 BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-def load_kernel(path: Path, device: str):
-    from kernels import get_local_kernel
-
-    return get_local_kernel(path, backend=device)
 
 
 def input_of(dtype: torch.dtype, numel: int, device: str) -> torch.Tensor:
@@ -113,21 +101,11 @@ def main() -> None:
     args = parser.parse_args()
 
     device = args.device
-    kernel = load_kernel(args.kernel, device)
+    kernel = load_build(args.kernel, device)
     sizes = [mib * MiB for mib in (args.sizes or SIZES_MIB[device])]
-    report = {
-        "command": "python benchmarks/studies/new_dtypes.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine(device),
-        "cpu_isa": kernel._ops.ops.cpu_isa(),  # the CPU kernel's SIMD variant
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "revision": git_revision(),
-        "timing": "cuda: GPU time per call, CUDA-graph replay, hot; cpu: host-timed loops",
-        "rows": [],
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    out_file = args.out / "new_dtypes.json"
+    meta = run_meta(device, kernel, timing="cuda: GPU time per call, CUDA-graph replay, hot; cpu: host-timed loops")
+    records = []
+    out_file = args.out / "dtypes.json"
     with torch.no_grad():
         for name in args.dtypes:
             dtype = DTYPES[name]
@@ -156,9 +134,9 @@ def main() -> None:
                 if "upcast" in times:
                     row["speedup vs upcast"] = round(times["upcast"] / times["relu(x, out=o)"], 2)
                     row["speedup vs upcast out="] = round(times["upcast out="] / times["relu(x, out=o)"], 2)
-                report["rows"].append(row)
+                records.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "seconds"}), flush=True)
-                out_file.write_text(json.dumps(report, indent=1) + "\n")
+                write_results(out_file, meta, records)
                 del x, o, peers
     print(f"wrote {out_file}")
 

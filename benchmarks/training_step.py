@@ -1,15 +1,10 @@
-"""Study. Question: does kernelizing a model's ReLU with this package change a training
-step? Answered (PERFORMANCE.md, "Training step"): kernel/plain 0.99-1.07 on the H200, the
-activation being a few percent of a step. Results: results/cpu/training_step.json,
-results/h200/final/training_step_quick.json.
-
-Forward + backward of a transformer MLP block, Linear(d, 4d) -> ReLU -> Linear(4d, d), with
+"""Does kernelizing a model's ReLU with this package change an eager training step? Forward + backward of a transformer MLP block, Linear(d, 4d) -> ReLU -> Linear(4d, d), with
 torch's nn.ReLU ("plain") and with the same model kernelized to this checkout's ReLU layer
 ("kernel": kernels.kernelize, Mode.TRAINING).
 
-    python benchmarks/studies/training_step.py                  # CPU
-    python benchmarks/studies/training_step.py --device cuda    # the current GPU
-    python benchmarks/studies/training_step.py --quick          # a smoke run
+    python benchmarks/training_step.py                  # CPU
+    python benchmarks/training_step.py --device cuda    # the current GPU
+    python benchmarks/training_step.py --quick          # a smoke run
 
 Method:
   - Both models hold the same weights. A step is: parameter grads set to None,
@@ -32,7 +27,7 @@ Method:
     build (e.g. main's), timed in the same loop.
 Writes results/<device>/training_step.json (device "cpu", or the GPU's name, e.g. "h200").
 
-    python benchmarks/studies/training_step.py --device cuda --kernel <new> --baseline <old> \
+    python benchmarks/training_step.py --device cuda --kernel <new> --baseline <old> \
         --shapes 4096x768 --dtypes bfloat16 --workloads activation opt125m --runs 3
 """
 
@@ -40,9 +35,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import datetime
-import json
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -50,8 +42,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from timing import ROOT, HostSampler, cpu_model, device_label, git_revision, interleaved  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import ROOT, HostSampler, device_label, interleaved, load_build, run_meta, write_results  # noqa: E402
 
 # (tokens, width) per device; the hidden width is 4 x width. CPU shapes keep a full run to
 # about a minute on the 2-core dev machine; GPU shapes span launch-bound to bandwidth-bound.
@@ -195,32 +187,6 @@ def compare_interleaved(steps: dict, device: str, repeats: int, min_sample_s: fl
     }
 
 
-def functions_module(model: nn.Module) -> dict:
-    """The globals of the functions.py whose relu() the kernelized model's ReLU layers call
-    (two builds of one compiled source share module names: sys.modules cannot tell them apart)."""
-    act = model.act if hasattr(model, "act") else model.layers[0].activation_fn
-    forward = getattr(act.forward, "__func__", act.forward)
-    return forward.__globals__["relu"].__globals__
-
-
-def with_aten_backward(step, functions):
-    """The step with the eager backward swapped for torch.relu's own kernel (threshold_backward),
-    an alternative measured beside the shipped path (--aten-backward-peer)."""
-    threshold_backward = torch.ops.aten.threshold_backward.default._op
-
-    def backward(grad, result):
-        return threshold_backward(grad, result, 0)
-
-    def run():
-        saved, functions["_relu_backward_eager"] = functions["_relu_backward_eager"], backward
-        try:
-            return step()
-        finally:
-            functions["_relu_backward_eager"] = saved
-
-    return run
-
-
 def opt_step(model: nn.Module, ids: torch.Tensor):
     params = list(model.parameters())
 
@@ -245,16 +211,13 @@ def run_opt(dtype_name: str, device: str, args) -> dict:
         models["baseline"] = kernelized(copy.deepcopy(plain), device, args.baseline)
     ids = torch.randint(0, 50272, (OPT_BATCH, OPT_TOKENS), device=device)
     steps = {name: opt_step(model, ids) for name, model in models.items()}
-    if args.aten_backward_peer:
-        steps["kernel_aten_backward"] = with_aten_backward(steps["kernel"], functions_module(models["kernel"]))
     logits = {name: step() for name, step in steps.items()}
     equal = all(torch.equal(logits["plain"], v) for v in logits.values())
     timings = compare_interleaved(steps, device, args.repeats, args.min_sample_ms / 1e3)
     record = {"workload": "opt125m", "dtype": dtype_name, "batch": OPT_BATCH, "tokens": OPT_TOKENS,
               "equal_logits": equal, **timings}
-    record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
     for name in timings:
-        if name not in ("plain", "kernel"):
+        if name != "plain":
             record[f"{name}_over_plain"] = timings[name]["median_us"] / timings["plain"]["median_us"]
     return record
 
@@ -280,14 +243,7 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
     equal = all(torch.equal(a, b) for a, b in pairs)
     max_abs_diff = max((a.float() - b.float()).abs().max().item() for a, b in pairs)
     steps = {name: make_step(module, x, grad) for name, module in modules.items()}
-    if args.aten_backward_peer:
-        steps["kernel_aten_backward"] = with_aten_backward(steps["kernel"], functions_module(blocks["kernel"]))
-    timings = compare_interleaved(
-        steps,
-        device,
-        args.repeats,
-        args.min_sample_ms / 1e3,
-    )
+    timings = compare_interleaved(steps, device, args.repeats, args.min_sample_ms / 1e3)
     record = {
         "workload": workload,
         "dtype": dtype_name,
@@ -298,9 +254,8 @@ def run_workload(workload: str, dtype_name: str, tokens: int, width: int, device
         "max_abs_diff": max_abs_diff,
         **{f"{name}": t for name, t in timings.items()},
     }
-    record["kernel_over_plain"] = timings["kernel"]["median_us"] / timings["plain"]["median_us"]
     for name in timings:
-        if name not in ("plain", "kernel"):
+        if name != "plain":
             record[f"{name}_over_plain"] = timings[name]["median_us"] / timings["plain"]["median_us"]
     return record
 
@@ -321,8 +276,6 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", choices=["mlp_block", "activation", "opt125m"],
                         default=["mlp_block", "activation"])
     parser.add_argument("--runs", type=int, default=1, help="opt125m: measured this many times (median of runs)")
-    parser.add_argument("--aten-backward-peer", action="store_true",
-                        help="a fourth peer: the kernel with its eager backward on aten's threshold_backward")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -331,62 +284,29 @@ def main() -> None:
         sys.exit("--device cuda: torch sees no CUDA device")
     args.repeats = args.repeats or (3 if args.quick else 9)
     args.min_sample_ms = args.min_sample_ms or (100.0 if device == "cpu" else 20.0)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import kernels
-
-    from kernels import get_local_kernel
-
-    ops = get_local_kernel(args.kernel, backend=device)._ops.ops
+    kernel = load_build(args.kernel, device)
     out = args.out or ROOT / "results" / device_label(device) / "training_step.json"
-    meta = {
-        "command": "python benchmarks/studies/training_step.py " + " ".join(sys.argv[1:]),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "git": git_revision(),
-        "device": device_label(device),
-        "device_name": torch.cuda.get_device_name(0) if device == "cuda" else cpu_model(),
-        "threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "kernels": kernels.__version__,
-        "cpu_isa": ops.cpu_isa() if device == "cpu" and hasattr(ops, "cpu_isa") else None,
-        "repeats": args.repeats,
-        "min_sample_ms": args.min_sample_ms,
-        "loadavg_start": os.getloadavg(),
-    }
-    meta["baseline"] = str(args.baseline) if args.baseline else None
+    meta = run_meta(device, kernel, repeats=args.repeats, min_sample_ms=args.min_sample_ms,
+                    baseline=str(args.baseline) if args.baseline else None)
     records = []
     shapes = (QUICK_SHAPES if args.quick else SHAPES)[device]
     if args.shapes:
         shapes = [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
     for dtype_name in args.dtypes or DTYPES[device]:
         for workload in args.workloads:
-            if workload == "opt125m":
-                for _ in range(args.runs):
-                    r = run_opt(dtype_name, device, args)
-                    records.append(r)
-                    print(f"opt125m    {dtype_name:9s} batch {OPT_BATCH} x {OPT_TOKENS}  "
-                          f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
-                          f"plain/kernel {1 / r['kernel_over_plain']:.3f}  "
-                          + "".join(f"plain/{k.removesuffix('_over_plain')} {1 / v:.3f}  " for k, v in r.items()
-                                    if k.endswith("_over_plain") and k != "kernel_over_plain")
-                          + f"equal logits {r['equal_logits']}", flush=True)
-                continue
-            for tokens, width in shapes:
-                r = run_workload(workload, dtype_name, tokens, width, device, args)
+            runs = [lambda: run_opt(dtype_name, device, args)] * args.runs if workload == "opt125m" else [
+                lambda shape=shape: run_workload(workload, dtype_name, *shape, device, args) for shape in shapes]
+            for run in runs:
+                r = run()
                 records.append(r)
-                print(
-                    f"{workload:10s} {dtype_name:9s} tokens {tokens:6d} width {width:5d}  "
-                    f"plain {r['plain']['median_us']:10.1f} us  kernel {r['kernel']['median_us']:10.1f} us  "
-                    f"kernel/plain {r['kernel_over_plain']:.3f}  "
-                    + "".join(f"{k.removesuffix('_over_plain')}/plain {v:.3f}  " for k, v in r.items()
-                              if k.endswith("_over_plain") and k != "kernel_over_plain")
-                    + f"equal {r['equal_outputs_and_grads']}",
-                    flush=True,
-                )
-    meta["loadavg_end"] = os.getloadavg()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "records": records}, indent=1) + "\n")
+                shape = f"batch {OPT_BATCH} x {OPT_TOKENS}" if workload == "opt125m" else f"{r['tokens']} x {r['width']}"
+                print(f"{workload:10s} {dtype_name:9s} {shape:14s} "
+                      + "  ".join(f"{name} {r[name]['median_us']:10.1f} us" for name in ("plain", "kernel", "baseline")
+                                  if name in r)
+                      + "".join(f"  {k.removesuffix('_over_plain')}/plain {v:.3f}" for k, v in r.items()
+                                if k.endswith("_over_plain"))
+                      + f"  equal {r.get('equal_outputs_and_grads', r.get('equal_logits'))}", flush=True)
+    write_results(out, meta, records)
     print(f"-> {out}", file=sys.stderr)
 
 
