@@ -4,7 +4,7 @@
 //
 // Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
-//     relu_word16_gpu / relu_backward_word16 (relu_ops.cuh, relu-common/relu_element.h):
+//     relu_vector16_gpu / relu_backward_vector16 (relu_ops.cuh, relu-common/relu_element.h):
 //     int8 through __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit
 //     patterns, as float8), float/double/int by compare and select, unsigned ints as a copy;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
@@ -67,13 +67,13 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
   constexpr int kInputs = Op::kInputs;
   head_and_tail<Op>(pass, split);
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
-  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int64_t n = split.vectors;
   const int64_t threads = blockDim.x;
   const int64_t tile = threads * kVectors;
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
     const int64_t first = base + threadIdx.x;
-    Vector16 v[kVectors][kInputs];
+    Vector16<uint32_t> v[kVectors][kInputs];
     if (base + tile <= n) {  // a whole tile: no bound checks
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
@@ -111,11 +111,11 @@ __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs>
                                           VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
-  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int32_t n = int32_t(split.vectors);
   const int32_t threads = int32_t(blockDim.x);
   const int32_t first = int32_t(blockIdx.x) * threads * kVectors + int32_t(threadIdx.x);
-  Vector16 v[kVectors][kInputs];
+  Vector16<uint32_t> v[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < n) {
@@ -156,7 +156,7 @@ void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const V
 
 template <typename Op>
 void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device) {
-  require_element_aligned(pass);
+  require_element_aligned<Op>(pass);
   // The vectors follow out's 16-byte grid; an input whose address differs from out's modulo
   // 16 is read through two aligned granules per vector (memory.cuh, ShiftedVectors).
   const int misalignment = misalignment16(pass.out);

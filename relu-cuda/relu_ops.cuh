@@ -16,16 +16,16 @@
 
 namespace relu_kernel {
 
-// relu_word16 for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80 and
-// later, whose max returns the non-NaN operand and orders -0.0 below +0.0 (cuda_fp16.h,
+// relu_vector16 for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80
+// and later, whose max returns the non-NaN operand and orders -0.0 below +0.0 (cuda_fp16.h,
 // cuda_bf16.h), so NaN -> +0 and -0.0 -> +0.0 as relu_element.h; 4 instructions per vector
-// instead of the bit form's 36. Older GPUs and every other format keep relu_word16.
-template <typename Fmt, typename Pair>
-__device__ __forceinline__ Word16<Fmt> relu_pairs_by_max(Word16<Fmt> v) {
-  static_assert(sizeof(Pair) == sizeof(typename Fmt::Word), "one pair per 32-bit word");
+// instead of the bit form's 36. Older GPUs and every other format keep relu_vector16.
+template <typename Pair>
+__device__ __forceinline__ Vector16<uint32_t> relu_pairs_by_max(Vector16<uint32_t> v) {
+  static_assert(sizeof(Pair) == sizeof(uint32_t), "one pair per 32-bit word");
   const Pair zero{};
 #pragma unroll
-  for (int i = 0; i < Word16<Fmt>::kWords; ++i) {
+  for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
     Pair pair;
     memcpy(&pair, &v.words[i], sizeof(pair));
     pair = __hmax2(pair, zero);
@@ -35,15 +35,16 @@ __device__ __forceinline__ Word16<Fmt> relu_pairs_by_max(Word16<Fmt> v) {
 }
 
 template <typename Fmt>
-__device__ __forceinline__ Word16<Fmt> relu_word16_gpu(Word16<Fmt> v) {
+__device__ __forceinline__ Vector16<typename Fmt::Word> relu_vector16_gpu(
+    Vector16<typename Fmt::Word> v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (std::is_same<Fmt, Float16Format>::value) {
-    return relu_pairs_by_max<Fmt, __half2>(v);
+    return relu_pairs_by_max<__half2>(v);
   } else if constexpr (std::is_same<Fmt, BFloat16Format>::value) {
-    return relu_pairs_by_max<Fmt, __nv_bfloat162>(v);
+    return relu_pairs_by_max<__nv_bfloat162>(v);
   }
 #endif
-  return relu_word16<Fmt>(v);
+  return relu_vector16<Fmt>(v);
 }
 
 // The operands of one pass: kInputs input streams and one output, all of `n` elements of
@@ -63,8 +64,10 @@ struct ForwardOp {
   using Format = Fmt;
   using Storage = typename Fmt::Storage;
   static constexpr int kInputs = 1;
-  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[1]) {
-    return as_vector16<Fmt>(relu_word16_gpu<Fmt>(as_word16<Fmt>(in[0])));
+  static constexpr const char* kOperandNames[] = {"out", "x"};  // out first, as in a walk
+  static __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) {
+    using Word = typename Fmt::Word;
+    return as_words<uint32_t>(relu_vector16_gpu<Fmt>(as_words<Word>(in[0])));
   }
   static __device__ __forceinline__ Storage value(const Storage (&in)[1]) {
     return relu_element<Fmt>(in[0]);
@@ -79,9 +82,11 @@ struct BackwardOp {
   using Format = Fmt;
   using Storage = typename Fmt::Storage;
   static constexpr int kInputs = 2;
-  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[2]) {
-    return as_vector16<Fmt>(
-        relu_backward_word16<Fmt>(as_word16<Fmt>(in[0]), as_word16<Fmt>(in[1])));
+  static constexpr const char* kOperandNames[] = {"grad_in", "grad_out", "result"};
+  static __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) {
+    using Word = typename Fmt::Word;
+    return as_words<uint32_t>(
+        relu_backward_vector16<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
   }
   static __device__ __forceinline__ Storage value(const Storage (&in)[2]) {
     return relu_backward_element<Fmt>(in[0], in[1]);
@@ -91,20 +96,13 @@ struct BackwardOp {
   }
 };
 
-// Every operand's address is a multiple of its element size (a torch allocation's always is):
-// the kernels' offsets count elements, and the vectors' head and tail whole elements.
-template <typename Fmt, int kInputs>
-void require_element_aligned(const Pass<Fmt, kInputs>& pass) {
-  constexpr int kElementBytes = int(sizeof(typename Fmt::Storage));
-  if (!is_element_aligned(pass.out, kElementBytes)) {
-    throw std::invalid_argument("relu: the output's address is not a multiple of its element "
-                                "size; pass a tensor from a torch allocation");
-  }
-  for (int k = 0; k < kInputs; ++k) {
-    if (!is_element_aligned(pass.in[k], kElementBytes)) {
-      throw std::invalid_argument("relu: an input's address is not a multiple of its element "
-                                  "size; pass a tensor from a torch allocation");
-    }
+// Every operand's address is a multiple of its element size (relu-common/vector16.h).
+template <typename Op>
+void require_element_aligned(const Pass<typename Op::Format, Op::kInputs>& pass) {
+  constexpr int kElementBytes = int(sizeof(typename Op::Storage));
+  require_element_aligned(pass.out, kElementBytes, Op::kOperandNames[0]);
+  for (int k = 0; k < Op::kInputs; ++k) {
+    require_element_aligned(pass.in[k], kElementBytes, Op::kOperandNames[1 + k]);
   }
 }
 

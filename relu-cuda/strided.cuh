@@ -75,10 +75,10 @@ __device__ __forceinline__ void row_tile_vector16(
   }
   const InputVectors<kInputs, int(sizeof(typename Op::Storage)), kShifted> in_vectors(in,
                                                                                     split.head);
-  Vector16* out_vectors = reinterpret_cast<Vector16*>(out + split.head);
+  Vector16<uint32_t>* out_vectors = reinterpret_cast<Vector16<uint32_t>*>(out + split.head);
   const int64_t threads = blockDim.x;
   const int64_t first = int64_t(tile) * threads * kVectors + threadIdx.x;
-  Vector16 v[kVectors][kInputs];
+  Vector16<uint32_t> v[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < split.vectors) {
@@ -252,7 +252,7 @@ void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
   for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = in[k];
   pass.out = out;
   pass.n = layout.numel();
-  require_element_aligned(pass);
+  require_element_aligned<Op>(pass);
   if (pass.n == 0) return;
   const DeviceTraits& traits = device_traits(device);
   const cudaStream_t stream = current_cuda_stream(device);

@@ -19,16 +19,16 @@
 
 #include "relu-common/relu_element.h"
 #include "relu-cuda/memory.cuh"
-#include "relu-cuda/relu_ops.cuh"  // relu_word16_gpu: float16/bfloat16 through __hmax2 (sm_80+)
+#include "relu-cuda/relu_ops.cuh"  // relu_vector16_gpu: float16/bfloat16 through __hmax2 (sm_80+)
 
 namespace l2_band {
 
 using relu_kernel::CacheHint;
-using relu_kernel::Vector16;
+using Vector16 = relu_kernel::Vector16<uint32_t>;  // as the product's kernels move it
 
-// What a vector becomes: relu_word16 (the bit form for float16/bfloat16), nothing (a copy
+// What a vector becomes: relu_vector16 (the bit form for float16/bfloat16), nothing (a copy
 // kernel of the same shape, to tell the element function's cost from the launch's), or
-// relu_word16_gpu (relu_ops.cuh: __hmax2 for float16/bfloat16, relu_word16 for the rest).
+// relu_vector16_gpu (relu_ops.cuh: __hmax2 for float16/bfloat16, relu_vector16 for the rest).
 enum class Body { kRelu, kCopy, kReluMax };
 // Index arithmetic of the vector loop: 64-bit (the product) or 32-bit (Triton's offsets).
 enum class Index { k64, k32 };
@@ -51,11 +51,11 @@ __device__ __forceinline__ Vector16 apply(Vector16 v) {
   if constexpr (kBody == Body::kCopy) {
     return v;
   } else if constexpr (kBody == Body::kReluMax) {
-    return relu_kernel::as_vector16<Fmt>(
-        relu_kernel::relu_word16_gpu<Fmt>(relu_kernel::as_word16<Fmt>(v)));
+    return relu_kernel::as_words<uint32_t>(
+        relu_kernel::relu_vector16_gpu<Fmt>(relu_kernel::as_words<typename Fmt::Word>(v)));
   } else {
-    return relu_kernel::as_vector16<Fmt>(
-        relu_kernel::relu_word16<Fmt>(relu_kernel::as_word16<Fmt>(v)));
+    return relu_kernel::as_words<uint32_t>(
+        relu_kernel::relu_vector16<Fmt>(relu_kernel::as_words<typename Fmt::Word>(v)));
   }
 }
 
