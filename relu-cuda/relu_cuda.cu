@@ -55,16 +55,18 @@ __device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op
   }
 }
 
-// The streaming form: a grid-stride loop over tiles of `blockDim.x * kVectors` vectors,
-// 64-bit offsets, so that any count is covered; each thread loads all its vectors of a tile
-// before it computes and stores any. `split` is out's; kShifted: some input's misalignment
-// differs from out's (InputVectors). In place (out == in[0]) is safe in both forms: each
-// vector is read and written by the same thread, and an input that overlaps out is out
-// itself (the binding rejects partial overlap), so never a shifted one.
-template <typename Op, int kVectors, CacheHint kHint, bool kShifted>
+// The looping forms (kStream): a grid-stride loop over tiles of `blockDim.x * kVectors`
+// vectors, 64-bit offsets, so that any count is covered; each thread loads all its vectors of
+// a tile before it computes and stores any. `split` is out's; kShifted: some input's
+// misalignment differs from out's (InputVectors). In place (out == in[0]) is safe in every
+// form: each vector is read and written by the same thread, and an input that overlaps out is
+// out itself (the binding rejects partial overlap), so never a shifted one.
+template <typename Op, DenseForm kForm, bool kShifted>
 __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs> pass,
                                           VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
+  constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
+  constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
   head_and_tail<Op>(pass, split);
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
   Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
@@ -106,10 +108,12 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
 // first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
 // and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
 // they delay no load.
-template <typename Op, int kVectors, bool kShifted>
+template <typename Op, DenseForm kForm, bool kShifted>
 __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
                                           VectorSplit split) {
   constexpr int kInputs = Op::kInputs;
+  constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
+  constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
   Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int32_t n = int32_t(split.vectors);
@@ -121,34 +125,31 @@ __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs>
     if (first + j * threads < n) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = in.template load<CacheHint::kDefault>(k, first + j * threads);
+        v[j][k] = in.template load<kHint>(k, first + j * threads);
       }
     }
   }
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < n) {
-      store_vector16<CacheHint::kDefault>(out + first + j * threads, Op::vector(v[j]));
+      store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
     }
   }
   head_and_tail<Op>(pass, split);
 }
 
-// The dense vector kernel of the policy's form, with its threads and grid.
+// The dense vector kernel of the policy's form, with the form's threads and the policy's grid.
 template <typename Op, bool kShifted>
 void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
                      const DensePolicy& policy, cudaStream_t stream) {
   visit_dense_form(policy.form, [&](auto form) {
-    using Form = DenseFormTraits<decltype(form)::value>;
-    const unsigned blocks = unsigned(policy.launch.blocks);
-    const unsigned threads = unsigned(policy.launch.threads);
-    if constexpr (Form::kLoops) {
-      elementwise_vector16_loop<Op, Form::kVectors, Form::kHint, kShifted>
-          <<<blocks, threads, 0, stream>>>(pass, split);
+    constexpr DenseForm kForm = decltype(form)::value;
+    const unsigned blocks = unsigned(policy.blocks);
+    const unsigned threads = unsigned(DenseFormTraits<kForm>::kThreads);
+    if constexpr (DenseFormTraits<kForm>::kLoops) {
+      elementwise_vector16_loop<Op, kForm, kShifted><<<blocks, threads, 0, stream>>>(pass, split);
     } else {
-      static_assert(Form::kHint == CacheHint::kDefault, "the tile forms take default hints");
-      elementwise_vector16_tile<Op, Form::kVectors, kShifted>
-          <<<blocks, threads, 0, stream>>>(pass, split);
+      elementwise_vector16_tile<Op, kForm, kShifted><<<blocks, threads, 0, stream>>>(pass, split);
     }
   });
   check_cuda(cudaGetLastError());
