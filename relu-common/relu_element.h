@@ -139,6 +139,28 @@ RELU_HOST_DEVICE Word relu_lanes(Word word, Rule rule) {
   return Word(word & Word(~lane_mask));
 }
 
+// Whether relu keeps one element (relu(x) == x != +0, i.e. x > 0) by `rule`: x is neither
+// +0, negative nor a NaN exactly when x - 1 (wrapping at 0) is below nan_floor - 1, the
+// largest magnitude that is not a NaN (signs - 1 for a signed rule; all ones for an unsigned
+// one, whose elements are kept unless 0). One compare where relu_lanes takes six operations:
+// what a gradient needs of its result, with the rule known only at run time.
+template <typename Storage>
+RELU_HOST_DEVICE bool relu_keeps(Storage x, LaneRule<Storage> rule) {
+  static_assert(std::is_unsigned<Storage>::value, "an element's bits");
+  return Storage(x - 1) < Storage(rule.nan_floor - 1);
+}
+
+// ReLU of every lane of `word` by a rule known only at run time: a lone lane takes the
+// compare of relu_keeps and a select, several lanes relu_lanes.
+template <int kLaneBits, typename Word>
+RELU_HOST_DEVICE Word relu_by_rule(Word word, LaneRule<Word> rule) {
+  if constexpr (kLaneBits == 8 * sizeof(Word)) {
+    return relu_keeps(word, rule) ? word : Word(0);
+  } else {
+    return relu_lanes<kLaneBits, true>(word, rule);
+  }
+}
+
 // relu_lanes with the rule of format Fmt, known at compile time.
 template <typename Fmt, typename Word>
 RELU_HOST_DEVICE Word relu_lanes(Word word) {

@@ -36,15 +36,16 @@ void visit_cache_hint(CacheHint hint, Fn&& fn) {
 
 // A 16-byte vector (relu-common/vector16.h) moves as four 32-bit words, whatever its
 // elements (an op sees them as its format's words: as_words), through uint4, the type the
-// runtime's load and store intrinsics take: one LDG.E.128 / STG.E.128 each.
+// runtime's load and store intrinsics take: one LDG.E.128 / STG.E.128 each. Input addresses
+// stay uint4 pointers (ShiftedVectors): nvcc's address arithmetic on them is the code that
+// was measured (on a Vector16 pointer sm_100 and sm_120 get other instructions).
 template <CacheHint kHint>
-__device__ __forceinline__ Vector16<uint32_t> load_vector16(const Vector16<uint32_t>* address) {
-  const uint4* p = reinterpret_cast<const uint4*>(address);
+__device__ __forceinline__ Vector16<uint32_t> load_vector16(const uint4* address) {
   uint4 v;
   if constexpr (kHint == CacheHint::kStreaming) {
-    v = __ldcs(p);
+    v = __ldcs(address);
   } else {
-    v = *p;
+    v = *address;
   }
   return Vector16<uint32_t>{{v.x, v.y, v.z, v.w}};
 }
@@ -82,7 +83,7 @@ __device__ __forceinline__ Vector16<To> as_words(Vector16<From> v) {
 // Loading each granule once and passing the neighbour lane's over with a warp shuffle was
 // slower on the H200: 2-3% at 1 MiB, 0.5-1% at 64-256 MiB (faster only at 16 MiB, by 0-2%).
 struct ShiftedVectors {
-  const Vector16<uint32_t>* granules;
+  const uint4* granules;
   int shift;
 };
 
@@ -92,9 +93,8 @@ struct ShiftedVectors {
 // the pointer is global and emits generic loads (ld.v4, not ld.global.v4).
 __host__ __device__ __forceinline__ ShiftedVectors shifted_vectors(const void* first_byte) {
   const int shift = int(reinterpret_cast<uintptr_t>(first_byte) % kVectorBytes);
-  return ShiftedVectors{reinterpret_cast<const Vector16<uint32_t>*>(
-                            static_cast<const char*>(first_byte) - shift),
-                        shift};
+  return ShiftedVectors{
+      reinterpret_cast<const uint4*>(static_cast<const char*>(first_byte) - shift), shift};
 }
 
 // Bytes [shift, shift + 16) of the 32 bytes lo:hi (little-endian). kElementBytes >= 4: the
@@ -127,8 +127,7 @@ template <CacheHint kHint, int kElementBytes>
 __device__ __forceinline__ Vector16<uint32_t> load_shifted_vector16(const ShiftedVectors& in,
                                                                     int64_t i) {
   const Vector16<uint32_t> lo = load_vector16<kHint>(in.granules + i);
-  const Vector16<uint32_t> hi =
-      load_vector16<kHint>(in.granules + i + (in.shift != 0 ? 1 : 0));
+  const Vector16<uint32_t> hi = load_vector16<kHint>(in.granules + i + (in.shift != 0 ? 1 : 0));
   return funnel_vector16<kElementBytes>(lo, hi, in.shift);
 }
 
@@ -147,8 +146,7 @@ struct InputVectors {
       if constexpr (kShifted) {
         in[k] = shifted_vectors(first[k] + head);
       } else {
-        in[k] =
-            ShiftedVectors{reinterpret_cast<const Vector16<uint32_t>*>(first[k] + head), 0};
+        in[k] = ShiftedVectors{reinterpret_cast<const uint4*>(first[k] + head), 0};
       }
     }
   }

@@ -3,12 +3,13 @@
 // kernels are in strided.cuh.
 //
 // Shape of a dense pass, the same for every dtype and both directions:
-//   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
-//     relu_vector16_gpu / relu_backward_vector16 (relu_ops.cuh, relu-common/relu_element.h):
-//     int8 through __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit
-//     patterns, as float8), float/double/int by compare and select, unsigned ints as a copy;
+//   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by the
+//     pass's op (relu_ops.cuh, which also says which op each dtype runs): int8 through
+//     __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit patterns, as
+//     float8), float/double by compare and select, the other ints as bit patterns, unsigned
+//     ints as a copy of bytes;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
-//     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
+//     vector (tail), fewer than 16 / sizeof(element) each, go through the op's value one per
 //     thread of block 0;
 //   - the grid and the kernel's form are functions of the element count only
 //     (launch_policy.h): while the pass stays in the L2, one tile per block with 32-bit
@@ -43,15 +44,15 @@ constexpr int kElementBytes = int(sizeof(typename Op::Storage));
 // The elements before the first and after the last whole vector, one per thread of block 0
 // (blockDim.x >= 32 > head + tail).
 template <typename Op>
-__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op::kInputs>& pass,
-                                              const VectorSplit& split) {
+__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Storage, Op::kInputs>& pass,
+                                              const VectorSplit& split, const Op& op) {
   if (blockIdx.x != 0) return;
   const int64_t t = threadIdx.x;
   if (t < split.head) {
-    pass.out[t] = Op::element(pass.in, t);
+    pass.out[t] = value_at(op, pass.in, t);
   } else if (t - split.head < split.tail) {
     const int64_t i = split.tail_start + (t - split.head);
-    pass.out[i] = Op::element(pass.in, i);
+    pass.out[i] = value_at(op, pass.in, i);
   }
 }
 
@@ -62,12 +63,12 @@ __device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op
 // form: each vector is read and written by the same thread, and an input that overlaps out is
 // out itself (the binding rejects partial overlap), so never a shifted one.
 template <typename Op, DenseForm kForm, bool kShifted>
-__global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs> pass,
-                                          VectorSplit split) {
+__global__ void elementwise_vector16_loop(Pass<typename Op::Storage, Op::kInputs> pass,
+                                          VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
   constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
-  head_and_tail<Op>(pass, split);
+  head_and_tail(pass, split, op);
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
   Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int64_t n = split.vectors;
@@ -86,7 +87,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
       }
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
-        store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
+        store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
       }
     } else {  // the grid's last, partial tile
 #pragma unroll
@@ -95,7 +96,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
         if (i < n) {
 #pragma unroll
           for (int k = 0; k < kInputs; ++k) v[j][k] = in.template load<kHint>(k, i);
-          store_vector16<kHint>(out + i, Op::vector(v[j]));
+          store_vector16<kHint>(out + i, op.vector(v[j]));
         }
       }
     }
@@ -109,8 +110,8 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
 // and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
 // they delay no load.
 template <typename Op, DenseForm kForm, bool kShifted>
-__global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
-                                          VectorSplit split) {
+__global__ void elementwise_vector16_tile(Pass<typename Op::Storage, Op::kInputs> pass,
+                                          VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
   constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
@@ -132,32 +133,41 @@ __global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs>
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < n) {
-      store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
+      store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
     }
   }
-  head_and_tail<Op>(pass, split);
+  head_and_tail(pass, split, op);
 }
 
 // The dense vector kernel of the policy's form, with the form's threads and the policy's grid.
 template <typename Op, bool kShifted>
-void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
-                     const DensePolicy& policy, cudaStream_t stream) {
+void launch_vector16(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
+                     const VectorSplit& split, const DensePolicy& policy, cudaStream_t stream) {
   visit_dense_form(policy.form, [&](auto form) {
     constexpr DenseForm kForm = decltype(form)::value;
     const unsigned blocks = unsigned(policy.blocks);
     const unsigned threads = unsigned(DenseFormTraits<kForm>::kThreads);
     if constexpr (DenseFormTraits<kForm>::kLoops) {
-      elementwise_vector16_loop<Op, kForm, kShifted><<<blocks, threads, 0, stream>>>(pass, split);
+      elementwise_vector16_loop<Op, kForm, kShifted>
+          <<<blocks, threads, 0, stream>>>(pass, split, op);
     } else {
-      elementwise_vector16_tile<Op, kForm, kShifted><<<blocks, threads, 0, stream>>>(pass, split);
+      elementwise_vector16_tile<Op, kForm, kShifted>
+          <<<blocks, threads, 0, stream>>>(pass, split, op);
     }
   });
   check_cuda(cudaGetLastError());
 }
 
+// `op` over `bytes` of dense operands (out and in[k] start at a multiple of their element
+// size: the entry points check it), as elements of its own Storage.
 template <typename Op>
-void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device) {
-  require_element_aligned<Op>(pass);
+void run_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out, int64_t bytes,
+              int32_t device) {
+  using Storage = typename Op::Storage;
+  Pass<Storage, Op::kInputs> pass{};
+  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
+  pass.out = static_cast<Storage*>(out);
+  pass.n = bytes / int64_t(sizeof(Storage));
   // The vectors follow out's 16-byte grid; an input whose address differs from out's modulo
   // 16 is read through two aligned granules per vector (memory.cuh, ShiftedVectors).
   const int misalignment = misalignment16(pass.out);
@@ -168,9 +178,9 @@ void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device
       choose_dense_policy(device_traits(device), split.vectors, Op::kInputs + 1);
   const cudaStream_t stream = current_cuda_stream(device);
   if (shifted) {
-    launch_vector16<Op, true>(pass, split, policy, stream);
+    launch_vector16<Op, true>(op, pass, split, policy, stream);
   } else {
-    launch_vector16<Op, false>(pass, split, policy, stream);
+    launch_vector16<Op, false>(op, pass, split, policy, stream);
   }
 }
 
@@ -182,9 +192,11 @@ void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, in
   const CudaDeviceScope device_scope(device);
   visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    const Pass<Fmt, 1> pass{{static_cast<const Storage*>(in)}, static_cast<Storage*>(out), n};
-    run_pass<ForwardOp<Fmt>>(pass, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(out, kBytes, "out");
+    require_element_aligned(in, kBytes, "x");
+    const void* inputs[] = {in};
+    run_pass(dense_forward_op<Fmt>(), inputs, out, n * kBytes, device);
   });
 }
 
@@ -194,11 +206,12 @@ void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out
   const CudaDeviceScope device_scope(device);
   visit_gradient_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    const Pass<Fmt, 2> pass{
-        {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
-        static_cast<Storage*>(grad_in), n};
-    run_pass<BackwardOp<Fmt>>(pass, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(grad_in, kBytes, "grad_in");
+    require_element_aligned(grad_out, kBytes, "grad_out");
+    require_element_aligned(result, kBytes, "result");
+    const void* inputs[] = {grad_out, result};
+    run_pass(dense_backward_op<Fmt>(), inputs, grad_in, n * kBytes, device);
   });
 }
 
@@ -208,9 +221,11 @@ void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
   const CudaDeviceScope device_scope(device);
   visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    run_strided_pass<ForwardOp<Fmt>>({static_cast<const Storage*>(in)},
-                                     static_cast<Storage*>(out), layout, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(out, kBytes, "out");
+    require_element_aligned(in, kBytes, "x");
+    const void* inputs[] = {in};
+    run_strided_pass(strided_forward_op<Fmt>(), inputs, out, layout, device);
   });
 }
 
@@ -221,9 +236,11 @@ void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_
   const CudaDeviceScope device_scope(device);
   visit_gradient_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    run_strided_pass<BackwardOp<Fmt>>(
-        {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
-        static_cast<Storage*>(grad_in), layout, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(grad_in, kBytes, "grad_in");
+    require_element_aligned(grad_out, kBytes, "grad_out");
+    require_element_aligned(result, kBytes, "result");
+    const void* inputs[] = {grad_out, result};
+    run_strided_pass(strided_backward_op<Fmt>(), inputs, grad_in, layout, device);
   });
 }

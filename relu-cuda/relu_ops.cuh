@@ -1,11 +1,30 @@
-// The two operations every CUDA kernel applies, as tiny functors over relu_element.h, and the
-// operands of one pass. Shared by the dense kernels (relu_cuda.cu) and the strided ones
-// (strided.cuh), which differ only in where the elements are.
+// What the CUDA kernels compute, as tiny functors over relu_element.h, which of them each
+// dtype's passes run, and the operands of one pass. Shared by the dense kernels
+// (relu_cuda.cu) and the strided ones (strided.cuh), which differ only in where the elements
+// are.
+//
+// Every kernel is compiled once per op, not per dtype. An op is an object passed to the
+// kernel (the last parameter): empty for the per-format ops, the two constants of relu_lanes
+// (LaneRule) for the ops that serve every format of one element size.
+//
+//   pass              float32, float64    float16, bfloat16    int8..int64  float8   uint8..64
+//   dense forward     ForwardOp<format>   ForwardOp<format>    ForwardOp    (below)  CopyOp
+//   dense backward    BackwardOp<format>  LanesBackwardOp<2>   (no gradient)
+//   strided forward   LanesOp<element size>, every dtype
+//   strided backward  LanesBackwardOp<element size>, every dtype with a gradient
+// float8 dense: e4m3fn and e5m2 LanesOp<1>; e4m3fnuz and e5m2fnuz ForwardOp<int8>.
+//
+// The per-format ops are the kernels of before the sharing, instruction for instruction
+// (hardware max for float16/bfloat16 and int8, compare-and-select for float and double, the
+// bit form for the other integers). Shared, with the format's constants read at launch: the
+// float8 formats (their relu differs only by its NaN limit; the fnuz pair's is int8's), the
+// 16-bit gradients (likewise), and every strided pass: one walk per element size, the element
+// function on the bits for every dtype, as the CPU's strided rows have it. Unsigned formats
+// move as bytes: one copy for all four.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -48,62 +67,162 @@ __device__ __forceinline__ Vector16<typename Fmt::Word> relu_vector16_gpu(
 }
 
 // The operands of one pass: kInputs input streams and one output, all of `n` elements of
-// Fmt. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
-template <typename Fmt, int kInputs>
+// Storage. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
+template <typename Storage, int kInputs>
 struct Pass {
-  using Storage = typename Fmt::Storage;
   const Storage* in[kInputs];
   Storage* out;
   int64_t n;
 };
 
-// Each op computes one output from its inputs in three forms: a 16-byte vector of each input
-// (vector), the loaded values of one element (value), one element of dense inputs (element).
+// An op computes one output from its inputs in two forms: from one 16-byte vector of each
+// input on out's grid (vector), and from the values of one element (value).
+
+// A format's own relu, its constants compiled in.
 template <typename Fmt>
 struct ForwardOp {
-  using Format = Fmt;
   using Storage = typename Fmt::Storage;
   static constexpr int kInputs = 1;
-  static constexpr const char* kOperandNames[] = {"out", "x"};  // out first, as in a walk
-  static __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) {
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
     using Word = typename Fmt::Word;
     return as_words<uint32_t>(relu_vector16_gpu<Fmt>(as_words<Word>(in[0])));
   }
-  static __device__ __forceinline__ Storage value(const Storage (&in)[1]) {
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
     return relu_element<Fmt>(in[0]);
-  }
-  static __device__ __forceinline__ Storage element(const Storage* const (&in)[1], int64_t i) {
-    return value({in[0][i]});
   }
 };
 
 template <typename Fmt>
 struct BackwardOp {
-  using Format = Fmt;
   using Storage = typename Fmt::Storage;
   static constexpr int kInputs = 2;
-  static constexpr const char* kOperandNames[] = {"grad_in", "grad_out", "result"};
-  static __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) {
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
     using Word = typename Fmt::Word;
     return as_words<uint32_t>(
         relu_backward_vector16<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
   }
-  static __device__ __forceinline__ Storage value(const Storage (&in)[2]) {
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
     return relu_backward_element<Fmt>(in[0], in[1]);
-  }
-  static __device__ __forceinline__ Storage element(const Storage* const (&in)[2], int64_t i) {
-    return value({in[0][i], in[1][i]});
   }
 };
 
-// Every operand's address is a multiple of its element size (relu-common/vector16.h).
-template <typename Op>
-void require_element_aligned(const Pass<typename Op::Format, Op::kInputs>& pass) {
-  constexpr int kElementBytes = int(sizeof(typename Op::Storage));
-  require_element_aligned(pass.out, kElementBytes, Op::kOperandNames[0]);
-  for (int k = 0; k < Op::kInputs; ++k) {
-    require_element_aligned(pass.in[k], kElementBytes, Op::kOperandNames[1 + k]);
+// The unsigned storage of an element size.
+template <int kBytes>
+using UnsignedOfBytes = typename std::conditional<
+    kBytes == 1, uint8_t,
+    typename std::conditional<
+        kBytes == 2, uint16_t,
+        typename std::conditional<kBytes == 4, uint32_t, uint64_t>::type>::type>::type;
+
+// relu of any format of kBytes-byte elements by the format's rule (relu_by_rule, relu_keeps):
+// what an IEEE float, a signed and an unsigned integer of one size differ in is two constants.
+template <int kBytes>
+struct LanesOp {
+  using Storage = UnsignedOfBytes<kBytes>;
+  using Word = typename std::conditional<kBytes == 8, uint64_t, uint32_t>::type;
+  static constexpr int kInputs = 1;
+  LaneRule<Word> rule;
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
+    Vector16<Word> v = as_words<Word>(in[0]);
+#pragma unroll
+    for (int i = 0; i < Vector16<Word>::kWords; ++i) {
+      v.words[i] = relu_by_rule<8 * kBytes>(v.words[i], rule);
+    }
+    return as_words<uint32_t>(v);
   }
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
+    // The rule of one lane is the lowest lane of the word's.
+    const LaneRule<Storage> element_rule{Storage(rule.signs), Storage(rule.nan_floor)};
+    return relu_keeps(in[0], element_rule) ? in[0] : Storage(0);
+  }
+};
+
+// The gradient of any format of kBytes-byte elements: grad_out where relu(result) is not +0.
+template <int kBytes>
+struct LanesBackwardOp {
+  using Storage = UnsignedOfBytes<kBytes>;
+  static constexpr int kInputs = 2;
+  LaneRule<Storage> rule;  // one lane: the gradient is taken element by element
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+    constexpr int kElements = int(kVectorBytes / sizeof(Storage));
+    Storage grads[kElements];
+    Storage results[kElements];
+    memcpy(grads, in[0].words, kVectorBytes);
+    memcpy(results, in[1].words, kVectorBytes);
+#pragma unroll
+    for (int i = 0; i < kElements; ++i) grads[i] = value({grads[i], results[i]});
+    Vector16<uint32_t> out;
+    memcpy(out.words, grads, kVectorBytes);
+    return out;
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
+    return relu_keeps(in[1], rule) ? in[0] : Storage(0);
+  }
+};
+
+// Unsigned elements, whose relu is the identity: bytes, whatever the element size.
+struct CopyOp {
+  using Storage = uint8_t;
+  static constexpr int kInputs = 1;
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
+    return in[0];
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const { return in[0]; }
+};
+
+// op.value of element i of dense inputs.
+template <typename Op>
+__device__ __forceinline__ typename Op::Storage value_at(
+    const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], int64_t i) {
+  typename Op::Storage x[Op::kInputs];
+#pragma unroll
+  for (int k = 0; k < Op::kInputs; ++k) x[k] = in[k][i];
+  return op.value(x);
+}
+
+// ---- Which op each pass of format Fmt runs (the table at the top).
+
+template <typename Fmt>
+constexpr bool kIsFloat8 =
+    Fmt::kKind == LaneKind::kIeeeFloat && sizeof(typename Fmt::Storage) == 1;
+
+template <typename Fmt>
+auto dense_forward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
+    return CopyOp{};
+  } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
+    // Relu of e4m3fnuz and e5m2fnuz is int8's: their one NaN, 0x80, is negative as an int8.
+    return ForwardOp<Int8Format>{};
+  } else if constexpr (kIsFloat8<Fmt>) {
+    return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
+  } else {
+    return ForwardOp<Fmt>{};
+  }
+}
+
+template <typename Fmt>
+auto dense_backward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  if constexpr (Fmt::kNative) {
+    return BackwardOp<Fmt>{};
+  } else {
+    return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfBytes<kBytes>>::template of<Fmt>()};
+  }
+}
+
+template <typename Fmt>
+auto strided_forward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
+}
+
+template <typename Fmt>
+auto strided_backward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfBytes<kBytes>>::template of<Fmt>()};
 }
 
 }  // namespace relu_kernel

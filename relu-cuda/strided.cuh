@@ -22,8 +22,10 @@
 //     a row would leave most threads idle, so each thread takes 4 elements of the whole pass
 //     and finds their offsets from their linear indices, with 3-instruction divisions where
 //     the pass fits 32-bit indices.
-// The launch decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy
-// in launch_policy.h. As the dense pass: the current stream of the device, under a device
+// Each kernel exists once per element size, not per dtype: the element function is the
+// format's rule applied to its bits (relu_ops.cuh, LanesOp and LanesBackwardOp). The launch
+// decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy in
+// launch_policy.h. As the dense pass: the current stream of the device, under a device
 // guard, no allocation and no host synchronisation (capturable in a CUDA graph). Out may be
 // the input itself with the same strides: every element is read and written by one thread,
 // its loads before its store.
@@ -44,9 +46,8 @@ namespace relu_kernel {
 
 // A pass's pointers (each at its tensor's first element) and its walk in Index-bit integers.
 // Operand 0 of the walk is out, operand 1 + k is in[k].
-template <typename Fmt, int kInputs, typename Index>
+template <typename Storage, int kInputs, typename Index>
 struct StridedPass {
-  using Storage = typename Fmt::Storage;
   const Storage* in[kInputs];
   Storage* out;
   IndexWalk<Index, kInputs + 1> walk;
@@ -62,7 +63,7 @@ struct RowTiling {
 // kShifted: some input row starts at another misalignment modulo 16 than out's.
 template <typename Op, CacheHint kHint, bool kShifted>
 __device__ __forceinline__ void row_tile_vector16(
-    const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
+    const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     int64_t length, uint64_t tile) {
   constexpr int kInputs = Op::kInputs;
   const VectorSplit split =
@@ -70,7 +71,7 @@ __device__ __forceinline__ void row_tile_vector16(
   if (tile == 0) {
     for (int64_t t = threadIdx.x; t < split.head + split.tail; t += blockDim.x) {
       const int64_t i = t < split.head ? t : split.tail_start + (t - split.head);
-      out[i] = Op::element(in, i);
+      out[i] = value_at(op, in, i);
     }
   }
   const InputVectors<kInputs, int(sizeof(typename Op::Storage)), kShifted> in_vectors(in,
@@ -83,14 +84,14 @@ __device__ __forceinline__ void row_tile_vector16(
 #pragma unroll
     for (int k = 0; k < kInputs; ++k) v[k] = in_vectors.template load<kHint>(k, i);
   }
-  if (i < split.vectors) store_vector16<kHint>(out_vectors + i, Op::vector(v));
+  if (i < split.vectors) store_vector16<kHint>(out_vectors + i, op.vector(v));
 }
 
 // Tile `tile` of a row with a stride other than 1: 16 bytes' worth of elements per thread at
 // element strides `strides` (out's first, then the inputs'), all loaded before any is stored.
 template <typename Op, CacheHint kHint>
 __device__ __forceinline__ void row_tile_elements(
-    const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
+    const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     const int64_t (&strides)[Op::kInputs + 1], int64_t length, uint64_t tile) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kElements = int(kVectorBytes / sizeof(typename Op::Storage));
@@ -108,15 +109,15 @@ __device__ __forceinline__ void row_tile_elements(
 #pragma unroll
   for (int j = 0; j < kElements; ++j) {
     const int64_t i = first + j * threads;
-    if (i < length) store_element<kHint>(out + i * strides[0], Op::value(x[j]));
+    if (i < length) store_element<kHint>(out + i * strides[0], op.value(x[j]));
   }
 }
 
 // One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
 // operand has stride 1 along the rows, so every row goes through vectors.
 template <typename Op, bool kUnitStrides, CacheHint kHint>
-__global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint64_t> pass,
-                             RowTiling tiling) {
+__global__ void strided_rows(StridedPass<typename Op::Storage, Op::kInputs, uint64_t> pass,
+                             RowTiling tiling, Op op) {
   using Storage = typename Op::Storage;
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
@@ -139,12 +140,12 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
     }
     if constexpr (kUnitStrides) {
       if (aligned_alike) {
-        row_tile_vector16<Op, kHint, false>(in, out, length, at.tile);
+        row_tile_vector16<Op, kHint, false>(op, in, out, length, at.tile);
       } else {
-        row_tile_vector16<Op, kHint, true>(in, out, length, at.tile);
+        row_tile_vector16<Op, kHint, true>(op, in, out, length, at.tile);
       }
     } else {
-      row_tile_elements<Op, kHint>(in, out, inner_strides, length, at.tile);
+      row_tile_elements<Op, kHint>(op, in, out, inner_strides, length, at.tile);
     }
   }
 }
@@ -152,8 +153,8 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
 // kScalarElementsInFlight elements of the pass per thread and loop trip, each element's
 // offsets from its linear index, all loaded before any is stored.
 template <typename Op, typename Index>
-__global__ void strided_elements(StridedPass<typename Op::Format, Op::kInputs, Index> pass,
-                                 uint64_t numel) {
+__global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, Index> pass,
+                                 uint64_t numel, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
   constexpr int kElements = kScalarElementsInFlight;
@@ -180,15 +181,15 @@ __global__ void strided_elements(StridedPass<typename Op::Format, Op::kInputs, I
     }
 #pragma unroll
     for (int j = 0; j < kElements; ++j) {
-      if (valid[j]) pass.out[offsets[0][j]] = Op::value(x[j]);
+      if (valid[j]) pass.out[offsets[0][j]] = op.value(x[j]);
     }
   }
 }
 
 template <typename Op, typename Index>
-StridedPass<typename Op::Format, Op::kInputs, Index> strided_pass_of(
-    const Pass<typename Op::Format, Op::kInputs>& pass, const StridedLayout& layout) {
-  StridedPass<typename Op::Format, Op::kInputs, Index> strided{};
+StridedPass<typename Op::Storage, Op::kInputs, Index> strided_pass_of(
+    const Pass<typename Op::Storage, Op::kInputs>& pass, const StridedLayout& layout) {
+  StridedPass<typename Op::Storage, Op::kInputs, Index> strided{};
   for (int k = 0; k < Op::kInputs; ++k) strided.in[k] = pass.in[k];
   strided.out = pass.out;
   strided.walk = make_index_walk<Index, Op::kInputs + 1>(layout);
@@ -197,42 +198,44 @@ StridedPass<typename Op::Format, Op::kInputs, Index> strided_pass_of(
 
 // The row kernel for the policy's threads, grid and hint.
 template <typename Op>
-void launch_strided_rows(const StridedPass<typename Op::Format, Op::kInputs, uint64_t>& pass,
+void launch_strided_rows(const Op& op,
+                         const StridedPass<typename Op::Storage, Op::kInputs, uint64_t>& pass,
                          const RowTiling& tiling, bool unit_inner_strides,
                          const StridedLaunchPolicy& policy, cudaStream_t stream) {
   const dim3 grid(unsigned(policy.blocks)), block(unsigned(policy.threads));
   visit_cache_hint(policy.hint, [&](auto hint) {
     constexpr CacheHint kHint = decltype(hint)::value;
     if (unit_inner_strides) {
-      strided_rows<Op, true, kHint><<<grid, block, 0, stream>>>(pass, tiling);
+      strided_rows<Op, true, kHint><<<grid, block, 0, stream>>>(pass, tiling, op);
     } else {
-      strided_rows<Op, false, kHint><<<grid, block, 0, stream>>>(pass, tiling);
+      strided_rows<Op, false, kHint><<<grid, block, 0, stream>>>(pass, tiling, op);
     }
   });
   check_cuda(cudaGetLastError());
 }
 
 template <typename Op, typename Index>
-void launch_strided_elements(const Pass<typename Op::Format, Op::kInputs>& pass,
+void launch_strided_elements(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
                              const StridedLayout& layout, const StridedLaunchPolicy& policy,
                              cudaStream_t stream) {
   strided_elements<Op, Index><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(
-      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n));
+      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n), op);
   check_cuda(cudaGetLastError());
 }
 
-// The caller holds the device scope.
+// `op` over `layout` (its strides in elements of op's Storage, the dtype's size). The caller
+// holds the device scope and has checked that every operand is element-aligned.
 template <typename Op>
-void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
-                      typename Op::Storage* out, const StridedLayout& layout, int32_t device) {
+void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out,
+                      const StridedLayout& layout, int32_t device) {
+  using Storage = typename Op::Storage;
   constexpr int kOperands = Op::kInputs + 1;
-  constexpr int kElementBytes = int(sizeof(typename Op::Storage));
+  constexpr int kElementBytes = int(sizeof(Storage));
   require_valid_layout(layout);
-  Pass<typename Op::Format, Op::kInputs> pass{};
-  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = in[k];
-  pass.out = out;
+  Pass<Storage, Op::kInputs> pass{};
+  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
+  pass.out = static_cast<Storage*>(out);
   pass.n = layout.numel();
-  require_element_aligned<Op>(pass);
   if (pass.n == 0) return;
   const DeviceTraits& traits = device_traits(device);
   const cudaStream_t stream = current_cuda_stream(device);
@@ -241,9 +244,9 @@ void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
       choose_strided_launch_policy(traits, pass.n, length, kElementBytes, kOperands);
   if (policy.per_element) {
     if (fits_index32(layout, kOperands)) {
-      launch_strided_elements<Op, uint32_t>(pass, layout, policy, stream);
+      launch_strided_elements<Op, uint32_t>(op, pass, layout, policy, stream);
     } else {
-      launch_strided_elements<Op, uint64_t>(pass, layout, policy, stream);
+      launch_strided_elements<Op, uint64_t>(op, pass, layout, policy, stream);
     }
     return;
   }
@@ -254,7 +257,7 @@ void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
   for (int k = 0; k < kOperands; ++k) {
     unit_inner_strides = unit_inner_strides && layout.strides[k][0] == 1;
   }
-  launch_strided_rows<Op>(strided, tiling, unit_inner_strides, policy, stream);
+  launch_strided_rows<Op>(op, strided, tiling, unit_inner_strides, policy, stream);
 }
 
 }  // namespace relu_kernel

@@ -47,6 +47,15 @@ const char* word_name() {
   return sizeof(Word) == 2 ? "(uint16)" : sizeof(Word) == 4 ? "(uint32)" : "(uint64)";
 }
 
+template <int kBytes>
+struct UnsignedOfSizeT;
+template <> struct UnsignedOfSizeT<1> { using Type = uint8_t; };
+template <> struct UnsignedOfSizeT<2> { using Type = uint16_t; };
+template <> struct UnsignedOfSizeT<4> { using Type = uint32_t; };
+template <> struct UnsignedOfSizeT<8> { using Type = uint64_t; };
+template <int kBytes>
+using UnsignedOfSize = typename UnsignedOfSizeT<kBytes>::Type;
+
 // The rule of Fmt as a kernel shared by several formats receives it: a value read at run
 // time (volatile: the compiler cannot fold it back into constants).
 template <typename Fmt, typename Word>
@@ -79,6 +88,9 @@ void check_lanes_word(Word word) {
                      uint64_t(relu_lanes<Fmt>(word)), kWordBits);
   check_lanes_result("relu_lanes(runtime rule)", f, word_name<Word>(), uint64_t(word),
                      uint64_t(relu_lanes<Fmt::kLaneBits, true>(word, runtime_rule<Fmt, Word>())),
+                     kWordBits);
+  check_lanes_result("relu_by_rule", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(relu_by_rule<Fmt::kLaneBits>(word, runtime_rule<Fmt, Word>())),
                      kWordBits);
 }
 
@@ -125,6 +137,11 @@ void check_element(uint64_t x, uint64_t grad) {
   if (got_grad != ref_relu_backward(f, grad, x)) {
     report("relu_backward_element", f, "", x, grad, got_grad, ref_relu_backward(f, grad, x));
   }
+  // relu_keeps, the one-element test of the kernels that take the rule at run time.
+  using Bits = UnsignedOfSize<Fmt::kLaneBits / 8>;
+  const bool kept = relu_keeps(Bits(x), runtime_rule<Fmt, Bits>());
+  ++g_checks;
+  if (kept != (ref_relu(f, x) != 0)) report("relu_keeps", f, "", x, 0, kept, ref_relu(f, x) != 0);
 }
 
 template <typename Fmt>

@@ -30,6 +30,12 @@ using Vector16 = relu_kernel::Vector16<uint32_t>;  // as the product's kernels m
 // kernel of the same shape, to tell the element function's cost from the launch's), or
 // relu_vector16_gpu (relu_ops.cuh: __hmax2 for float16/bfloat16, relu_vector16 for the rest).
 enum class Body { kRelu, kCopy, kReluMax };
+
+// The product's 16-byte load (memory.cuh), which takes the runtime's uint4 address.
+template <CacheHint kHint>
+__device__ __forceinline__ Vector16 load_vector16(const Vector16* address) {
+  return relu_kernel::load_vector16<kHint>(reinterpret_cast<const uint4*>(address));
+}
 // Index arithmetic of the vector loop: 64-bit (the product) or 32-bit (Triton's offsets).
 enum class Index { k64, k32 };
 // The grid: one tile per block, no loop (Triton), or a grid-stride loop over a grid that the
@@ -90,7 +96,7 @@ __device__ __forceinline__ void move_tile(const Vector16* in, Vector16* out, I b
   if (base + threads * kVectors <= n) {
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
-      v[j] = relu_kernel::load_vector16<kLoad>(in + first + I(j) * threads);
+      v[j] = load_vector16<kLoad>(in + first + I(j) * threads);
     }
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
@@ -100,7 +106,7 @@ __device__ __forceinline__ void move_tile(const Vector16* in, Vector16* out, I b
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
       const I i = first + I(j) * threads;
-      if (i < n) v[j] = relu_kernel::load_vector16<kLoad>(in + i);
+      if (i < n) v[j] = load_vector16<kLoad>(in + i);
     }
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
@@ -133,7 +139,7 @@ __global__ void vector_kernel(const typename Fmt::Storage* in_elements,
     Vector16 v[kVectors];
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
-      if (first + I(j) * threads < n) v[j] = relu_kernel::load_vector16<kLoad>(in + first + I(j) * threads);
+      if (first + I(j) * threads < n) v[j] = load_vector16<kLoad>(in + first + I(j) * threads);
     }
 #pragma unroll
     for (int j = 0; j < kVectors; ++j) {
