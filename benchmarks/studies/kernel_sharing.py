@@ -75,9 +75,9 @@ def forward_peers(new, old, x: torch.Tensor, o: torch.Tensor) -> dict:
             return o
         return call
     peers = {"new": run(new), "old": run(old)}
-    o.view(torch.uint8).fill_(0)  # through bytes: torch's uint16-64 lack fill_ on some devices
+    o.untyped_storage().fill_(0)  # bytes, any layout: uint16-64 lack fill_ on some devices
     first = peers["new"]().clone()
-    o.view(torch.uint8).fill_(1)
+    o.untyped_storage().fill_(1)
     assert same_bits(first, peers["old"]()), f"new and old builds differ on {x.dtype} {tuple(x.shape)}"
     if x.dtype.is_floating_point and x.dtype.itemsize >= 2:
         peers["clamp_min_out"] = lambda: torch.clamp_min(x, 0, out=o)
