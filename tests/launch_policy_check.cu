@@ -72,7 +72,8 @@ void check_dense(const Device& d, int64_t vectors, int tensors) {
       expect(policy.blocks == 1 || (policy.blocks - 1) * per_block < vectors,
              at + ": a one-tile grid with idle blocks");
       // 32-bit offsets: the last thread's last vector of the grid must stay below 2^31.
-      expect(policy.blocks * per_block <= int64_t(INT32_MAX), at + ": a tile grid past 32-bit offsets");
+      expect(policy.blocks * per_block <= int64_t(INT32_MAX),
+             at + ": a tile grid past 32-bit offsets");
     }
     // No streaming hint on a pass that stays in the L2 but for the 32-bit limit of the tiles.
     const bool in_l2 = vectors * kVectorBytes * tensors * kStreamingFootprintL2Denominator <

@@ -1,5 +1,5 @@
-// Checks torch-ext/layout_plan.cpp, the binding's one stride order and what it derives, with
-// the host's compiler, against definitions written here from first principles:
+// Checks torch-ext/layout_plan.h (and .cpp), the binding's one stride order and what it
+// derives, with the host's compiler, against definitions written here from first principles:
 //   - is_dense: for a tensor with elements, "some order of its dimensions of size > 1 is
 //     contiguous", tried over every permutation; for one without, the rule the binding had
 //     before the planner (dimensions of size != 1 sorted by stride alone, then contiguous).
@@ -96,8 +96,9 @@ void check_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>&
   const DimArray like = dense_strides_like(dim, sizes.data(), strides.data());
   const std::vector<int64_t> like_strides(like.begin(), like.end());
   if (numel_of(sizes) == 0) return;  // no elements: any strides are torch's "contiguous"
-  expect(reference_dense(sizes, like_strides),
-         "dense_strides_like not dense:" + describe(sizes, strides) + " ->" + describe(sizes, like_strides));
+  expect(reference_dense(sizes, like_strides), "dense_strides_like not dense:" +
+                                                   describe(sizes, strides) + " ->" +
+                                                   describe(sizes, like_strides));
   if (dense) {
     // A dense tensor's own order gives back its strides, where they place anything.
     for (int64_t d = 0; d < dim; ++d) {
@@ -156,8 +157,8 @@ void check_random_layouts() {
 
 // ---------------------------------------------------------------- strided_layout
 // The offsets of every element, one tuple per element, sorted.
-std::vector<std::array<int64_t, 3>> offsets_of_shape(const std::vector<int64_t>& sizes,
-                                                     const std::vector<std::vector<int64_t>>& strides) {
+std::vector<std::array<int64_t, 3>> offsets_of_shape(
+    const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides) {
   std::vector<std::array<int64_t, 3>> found;
   const int64_t n = numel_of(sizes);
   for (int64_t i = 0; i < n; ++i) {
@@ -207,9 +208,12 @@ void check_walks() {
     if (!layout) continue;
     expect(layout->dims >= 1 && layout->dims <= int32_t(sizes.size()) + 1, what + ": dims");
     bool sizes_ok = layout->numel() == numel_of(sizes);
-    for (int32_t d = 0; d < layout->dims; ++d) sizes_ok = sizes_ok && (layout->sizes[d] > 1 || layout->dims == 1);
+    for (int32_t d = 0; d < layout->dims; ++d) {
+      sizes_ok = sizes_ok && (layout->sizes[d] > 1 || layout->dims == 1);
+    }
     expect(sizes_ok, what + ": sizes");
-    expect(offsets_of_walk(*layout, operands) == offsets_of_shape(sizes, strides), what + ": elements");
+    expect(offsets_of_walk(*layout, operands) == offsets_of_shape(sizes, strides),
+           what + ": elements");
   }
   // More dimensions left than a walk holds: none, rather than a wrong one.
   std::vector<int64_t> sizes(StridedLayout::kMaxDims + 1, 2), strides(sizes.size());

@@ -176,7 +176,9 @@ using VectorOf = Vector16<typename Fmt::Word>;
 template <typename Fmt>
 VectorOf<Fmt> random_vector16() {
   VectorOf<Fmt> v;
-  for (int i = 0; i < VectorOf<Fmt>::kWords; ++i) v.words[i] = random_word<Fmt, typename Fmt::Word>();
+  for (int i = 0; i < VectorOf<Fmt>::kWords; ++i) {
+    v.words[i] = random_word<Fmt, typename Fmt::Word>();
+  }
   return v;
 }
 
@@ -225,7 +227,9 @@ void check_words(int random_words) {
       check_vector16<Fmt>(x, random_vector16<Fmt>());
     }
   }
-  for (int i = 0; i < random_words / 4; ++i) check_vector16<Fmt>(random_vector16<Fmt>(), random_vector16<Fmt>());
+  for (int i = 0; i < random_words / 4; ++i) {
+    check_vector16<Fmt>(random_vector16<Fmt>(), random_vector16<Fmt>());
+  }
 }
 
 template <typename Fmt>

@@ -1,7 +1,8 @@
-"""torch-ext/layout_plan.cpp, the binding's one stride order (density, a result's layout, the
-walk over any layout), compiled with the host's g++ and checked by tests/layout_plan_check.cpp
-against definitions of its own: density by trying every order, the walk by the elements it
-visits. The result strides against torch.empty_like itself: tests/test_views.py."""
+"""torch-ext/layout_plan.h (and .cpp), the binding's one stride order (density, a result's
+layout, the walk over any layout), compiled with the host's g++ and checked by
+tests/layout_plan_check.cpp against definitions of its own: density by trying every order, the
+walk by the elements it visits. The result strides against torch.empty_like itself:
+tests/test_views.py."""
 
 import secrets
 import subprocess
