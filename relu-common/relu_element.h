@@ -12,19 +12,18 @@
 //                        bit operations only ("SIMD within a register"). The floats
 //                        narrower than 32 bits (float16, bfloat16, the float8 formats)
 //                        always take this form: no conversion to float, no dependence on a
-//                        half or float8 type that differs between CPU, CUDA and SYCL.
-// relu_word16<Fmt> applies one of them to a 16-byte word, the unit of every GPU access.
+//                        half or float8 type that differs between CPU, CUDA and SYCL. Its
+//                        two constants (LaneRule) can also come at run time, so that one
+//                        compiled loop serves every format of a lane width.
+// relu_vector16<Fmt> applies one of them to a 16-byte vector (vector16.h), the unit of every
+// GPU access.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define RELU_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define RELU_HOST_DEVICE inline
-#endif
+#include "relu-common/vector16.h"  // Vector16, RELU_HOST_DEVICE
 
 namespace relu_kernel {
 
@@ -88,28 +87,89 @@ RELU_HOST_DEVICE constexpr Word broadcast_lane(uint64_t lane) {
   return word;
 }
 
-// ReLU of every lane of `word`. Lanes never interact: no carry or borrow crosses a lane.
+// The two constants of relu_lanes, each repeated in every lane of a Word:
+//   signs:     each lane's sign bit; 0 for unsigned lanes, which are never negative;
+//   nan_floor: for IEEE-like lanes kInfBits + 1: a lane whose bits without the sign reach it is
+//              a NaN. Integer lanes have no NaN: there it is `signs`, which makes the NaN test
+//              of relu_lanes come out 0 (and 0 for unsigned lanes).
+// Format Fmt's rule as compile-time constants (what a loop or kernel compiled for one format
+// folds in) ...
 template <typename Fmt, typename Word>
-RELU_HOST_DEVICE Word relu_lanes(Word word) {
+struct FormatLaneRule {
+  static constexpr Word signs =
+      Fmt::kKind == LaneKind::kUnsignedInt
+          ? Word(0)
+          : broadcast_lane<Word, Fmt::kLaneBits>(uint64_t(1) << (Fmt::kLaneBits - 1));
+  static constexpr Word nan_floor =
+      Fmt::kKind == LaneKind::kIeeeFloat ? broadcast_lane<Word, Fmt::kLaneBits>(Fmt::kInfBits + 1)
+                                         : signs;
+};
+
+// ... and as values, for a kernel that serves several formats and takes the rule at launch.
+template <typename Word>
+struct LaneRule {
+  Word signs;
+  Word nan_floor;
+
+  template <typename Fmt>
+  static constexpr LaneRule of() {
+    return LaneRule{FormatLaneRule<Fmt, Word>::signs, FormatLaneRule<Fmt, Word>::nan_floor};
+  }
+};
+
+// ReLU of every lane of `word` by `rule` (either form above): lanes never interact (no carry
+// or borrow crosses a lane). kNanLanes: whether the lanes can hold NaNs (IEEE-like ones);
+// true for a rule known only at run time, where an integer rule then adds nothing.
+template <int kLaneBits, bool kNanLanes, typename Word, typename Rule>
+RELU_HOST_DEVICE Word relu_lanes(Word word, Rule rule) {
   static_assert(std::is_unsigned<Word>::value, "lanes live in an unsigned word");
-  static_assert((8 * sizeof(Word)) % Fmt::kLaneBits == 0, "a word holds whole lanes");
-  constexpr int kBits = Fmt::kLaneBits;
-  if (Fmt::kKind == LaneKind::kUnsignedInt) return word;
-  constexpr Word kSigns = broadcast_lane<Word, kBits>(uint64_t(1) << (kBits - 1));
+  static_assert((8 * sizeof(Word)) % kLaneBits == 0, "a word holds whole lanes");
   // `doomed`: the sign bit of each lane that must become +0, every other bit clear.
-  Word doomed = Word(word & kSigns);
-  if (Fmt::kKind == LaneKind::kIeeeFloat) {
-    // A lane with its sign bit forced on is at least 0x80..0 >= inf + 1, so subtracting
-    // inf + 1 never borrows from the next lane, and the result keeps its sign bit exactly
-    // when the magnitude exceeds kInfBits: the lane is a NaN.
-    constexpr Word kInfPlusOne = broadcast_lane<Word, kBits>(Fmt::kInfBits + 1);
-    const Word nan_signs = Word(Word(Word(word | kSigns) - kInfPlusOne) & kSigns);
+  Word doomed = Word(word & rule.signs);
+  if constexpr (kNanLanes) {
+    // A lane with its sign bit forced on is at least 0x80..0 >= nan_floor, so subtracting
+    // nan_floor never borrows from the next lane, and the result keeps its sign bit exactly
+    // when the magnitude reaches nan_floor: the lane is a NaN.
+    const Word nan_signs = Word(Word(Word(word | rule.signs) - rule.nan_floor) & rule.signs);
     doomed = Word(doomed | nan_signs);
   }
-  // Spread each doomed sign bit over its lane: (s << 1) - (s >> (kBits - 1)) is 2^kBits - 1
-  // in that lane; the top lane's shifted-out bit wraps away harmlessly.
-  const Word lane_mask = Word(Word(doomed << 1) - Word(doomed >> (kBits - 1)));
+  // Spread each doomed sign bit over its lane: (s << 1) - (s >> (kLaneBits - 1)) is
+  // 2^kLaneBits - 1 in that lane; the top lane's shifted-out bit wraps away harmlessly.
+  const Word lane_mask = Word(Word(doomed << 1) - Word(doomed >> (kLaneBits - 1)));
   return Word(word & Word(~lane_mask));
+}
+
+// Whether relu keeps one element (relu(x) == x != +0, i.e. x > 0) by `rule`: x is neither
+// +0, negative nor a NaN exactly when x - 1 (wrapping at 0) is below nan_floor - 1, the
+// largest magnitude that is not a NaN (signs - 1 for a signed rule; all ones for an unsigned
+// one, whose elements are kept unless 0). One compare where relu_lanes takes six operations:
+// what a gradient needs of its result, with the rule known only at run time.
+template <typename Storage>
+RELU_HOST_DEVICE bool relu_keeps(Storage x, LaneRule<Storage> rule) {
+  static_assert(std::is_unsigned<Storage>::value, "an element's bits");
+  return Storage(x - 1) < Storage(rule.nan_floor - 1);
+}
+
+// ReLU of every lane of `word` by a rule known only at run time: a lone lane takes the
+// compare of relu_keeps and a select, several lanes relu_lanes.
+template <int kLaneBits, typename Word>
+RELU_HOST_DEVICE Word relu_by_rule(Word word, LaneRule<Word> rule) {
+  if constexpr (kLaneBits == 8 * sizeof(Word)) {
+    return relu_keeps(word, rule) ? word : Word(0);
+  } else {
+    return relu_lanes<kLaneBits, true>(word, rule);
+  }
+}
+
+// relu_lanes with the rule of format Fmt, known at compile time.
+template <typename Fmt, typename Word>
+RELU_HOST_DEVICE Word relu_lanes(Word word) {
+  if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
+    return word;
+  } else {
+    return relu_lanes<Fmt::kLaneBits, Fmt::kKind == LaneKind::kIeeeFloat>(
+        word, FormatLaneRule<Fmt, Word>{});
+  }
 }
 
 // ReLU of one stored element.
@@ -130,15 +190,6 @@ RELU_HOST_DEVICE typename Fmt::Storage relu_backward_element(typename Fmt::Stora
   using Storage = typename Fmt::Storage;
   return relu_element<Fmt>(result) != Storage(0) ? grad_out : Storage(0);
 }
-
-// One 16-byte word: the unit every GPU thread loads and stores.
-template <typename Fmt>
-struct alignas(16) Word16 {
-  using Word = typename Fmt::Word;
-  static constexpr int kWords = int(16 / sizeof(Word));
-  static constexpr int kElements = int(16 / sizeof(typename Fmt::Storage));
-  Word words[kWords];
-};
 
 // ReLU of one machine word of packed elements.
 template <typename Fmt>
@@ -163,23 +214,29 @@ RELU_HOST_DEVICE typename Fmt::Word relu_word(typename Fmt::Word word) {
   }
 }
 
+// ReLU of one 16-byte vector of Fmt's words.
 template <typename Fmt>
-RELU_HOST_DEVICE Word16<Fmt> relu_word16(Word16<Fmt> v) {
-  for (int i = 0; i < Word16<Fmt>::kWords; ++i) v.words[i] = relu_word<Fmt>(v.words[i]);
+RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_vector16(Vector16<typename Fmt::Word> v) {
+  for (int i = 0; i < Vector16<typename Fmt::Word>::kWords; ++i) {
+    v.words[i] = relu_word<Fmt>(v.words[i]);
+  }
   return v;
 }
 
+// The gradient of one 16-byte vector, element by element.
 template <typename Fmt>
-RELU_HOST_DEVICE Word16<Fmt> relu_backward_word16(Word16<Fmt> grad_out, Word16<Fmt> result) {
+RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_backward_vector16(
+    Vector16<typename Fmt::Word> grad_out, Vector16<typename Fmt::Word> result) {
   using Storage = typename Fmt::Storage;
-  Storage grads[Word16<Fmt>::kElements];
-  Storage results[Word16<Fmt>::kElements];
-  std::memcpy(grads, grad_out.words, 16);
-  std::memcpy(results, result.words, 16);
-  for (int i = 0; i < Word16<Fmt>::kElements; ++i) {
+  constexpr int kElements = int(kVectorBytes / sizeof(Storage));
+  Storage grads[kElements];
+  Storage results[kElements];
+  std::memcpy(grads, grad_out.words, kVectorBytes);
+  std::memcpy(results, result.words, kVectorBytes);
+  for (int i = 0; i < kElements; ++i) {
     grads[i] = relu_backward_element<Fmt>(grads[i], results[i]);
   }
-  std::memcpy(grad_out.words, grads, 16);
+  std::memcpy(grad_out.words, grads, kVectorBytes);
   return grad_out;
 }
 

@@ -1,6 +1,6 @@
 // Any layout, no copy: the walk of a pass over tensors that are not one dense block each, or
 // not in one order (a chunk, x[:, ::2], a transposed slice, out= of another layout). The
-// binding plans it (torch-ext/layout_plan.cpp) as TensorIterator does: size-1 dimensions
+// binding plans it (torch-ext/layout_plan.h) as TensorIterator does: size-1 dimensions
 // dropped, the rest ordered innermost first by the operands' strides, neighbours merged where
 // every operand has them contiguous. A backend walks it row by row: a row is dimension 0, and
 // a row whose operands all have stride 1 there goes through the same vector loop as the dense

@@ -1,7 +1,8 @@
 // Every global-memory access the CUDA kernels make: 16-byte vector loads and stores with
-// an optional streaming (evict-first) hint, plus the alignment arithmetic that decides
-// which part of a tensor those vectors may cover. Kernels stay free of inline PTX and
-// pointer casts; a new access form is added here, once.
+// an optional streaming (evict-first) hint, and the shifted loads of an input whose address
+// differs from out's modulo 16. Which part of a range the vectors cover is
+// relu-common/vector16.h's split. Kernels stay free of inline PTX and pointer casts; a new
+// access form is added here, once.
 #pragma once
 
 #include <cstdint>
@@ -9,13 +10,9 @@
 
 #include <cuda_runtime.h>
 
-#include "relu-common/relu_element.h"
+#include "relu-common/vector16.h"
 
 namespace relu_kernel {
-
-// Bytes of one vector access. 16 is the widest load/store a thread can issue (LDG.E.128 /
-// STG.E.128) on every architecture the package builds for.
-constexpr int kVectorBytes = 16;
 
 // L1/L2 policy of a pass's loads and stores alike; each hint is a compiled kernel.
 //   kDefault:   ld.global / st.global (cache at all levels, normal eviction priority).
@@ -37,26 +34,40 @@ void visit_cache_hint(CacheHint hint, Fn&& fn) {
   }
 }
 
-// One 16-byte vector as the hardware moves it.
-using Vector16 = uint4;
-static_assert(sizeof(Vector16) == kVectorBytes, "uint4 is the 16-byte vector type");
-
+// A 16-byte vector (relu-common/vector16.h) moves as four 32-bit words, whatever its
+// elements (an op sees them as its format's words: as_words), through uint4, the type the
+// runtime's load and store intrinsics take: one LDG.E.128 / STG.E.128 each. Input addresses
+// stay uint4 pointers (ShiftedVectors): nvcc's address arithmetic on them is the code that
+// was measured (on a Vector16 pointer sm_100 and sm_120 get other instructions).
 template <CacheHint kHint>
-__device__ __forceinline__ Vector16 load_vector16(const Vector16* address) {
+__device__ __forceinline__ Vector16<uint32_t> load_vector16(const uint4* address) {
+  uint4 v;
   if constexpr (kHint == CacheHint::kStreaming) {
-    return __ldcs(address);
+    v = __ldcs(address);
   } else {
-    return *address;
+    v = *address;
   }
+  return Vector16<uint32_t>{{v.x, v.y, v.z, v.w}};
 }
 
 template <CacheHint kHint>
-__device__ __forceinline__ void store_vector16(Vector16* address, Vector16 value) {
+__device__ __forceinline__ void store_vector16(Vector16<uint32_t>* address,
+                                               Vector16<uint32_t> value) {
+  uint4* p = reinterpret_cast<uint4*>(address);
+  const uint4 v{value.words[0], value.words[1], value.words[2], value.words[3]};
   if constexpr (kHint == CacheHint::kStreaming) {
-    __stcs(address, value);
+    __stcs(p, v);
   } else {
-    *address = value;
+    *p = v;
   }
+}
+
+// The same 16 bytes as words of another width (a register move after optimisation).
+template <typename To, typename From>
+__device__ __forceinline__ Vector16<To> as_words(Vector16<From> v) {
+  Vector16<To> w;
+  memcpy(&w, &v, kVectorBytes);
+  return w;
 }
 
 // An input whose address differs from out's modulo 16 (x = base[1:] into a fresh output): the
@@ -72,7 +83,7 @@ __device__ __forceinline__ void store_vector16(Vector16* address, Vector16 value
 // Loading each granule once and passing the neighbour lane's over with a warp shuffle was
 // slower on the H200: 2-3% at 1 MiB, 0.5-1% at 64-256 MiB (faster only at 16 MiB, by 0-2%).
 struct ShiftedVectors {
-  const Vector16* granules;
+  const uint4* granules;
   int shift;
 };
 
@@ -83,15 +94,17 @@ struct ShiftedVectors {
 __host__ __device__ __forceinline__ ShiftedVectors shifted_vectors(const void* first_byte) {
   const int shift = int(reinterpret_cast<uintptr_t>(first_byte) % kVectorBytes);
   return ShiftedVectors{
-      reinterpret_cast<const Vector16*>(static_cast<const char*>(first_byte) - shift), shift};
+      reinterpret_cast<const uint4*>(static_cast<const char*>(first_byte) - shift), shift};
 }
 
 // Bytes [shift, shift + 16) of the 32 bytes lo:hi (little-endian). kElementBytes >= 4: the
 // shift is a whole number of 32-bit words, selects only; else each word is a funnel shift
 // (SHF, every arch) of two selected words. The selects are uniform across the warp.
 template <int kElementBytes>
-__device__ __forceinline__ Vector16 funnel_vector16(Vector16 lo, Vector16 hi, int shift) {
-  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+__device__ __forceinline__ Vector16<uint32_t> funnel_vector16(Vector16<uint32_t> lo,
+                                                              Vector16<uint32_t> hi, int shift) {
+  const uint32_t w[8] = {lo.words[0], lo.words[1], lo.words[2], lo.words[3],
+                         hi.words[0], hi.words[1], hi.words[2], hi.words[3]};
   const int words = shift >> 2;
   uint32_t by_one[7], s[5];
 #pragma unroll
@@ -99,19 +112,22 @@ __device__ __forceinline__ Vector16 funnel_vector16(Vector16 lo, Vector16 hi, in
 #pragma unroll
   for (int i = 0; i < 5; ++i) s[i] = (words & 2) ? by_one[i + 2] : by_one[i];
   if constexpr (kElementBytes >= 4) {
-    return Vector16{s[0], s[1], s[2], s[3]};
+    return Vector16<uint32_t>{{s[0], s[1], s[2], s[3]}};
   } else {
     const unsigned bits = unsigned(shift & 3) * 8;
-    return Vector16{__funnelshift_r(s[0], s[1], bits), __funnelshift_r(s[1], s[2], bits),
-                    __funnelshift_r(s[2], s[3], bits), __funnelshift_r(s[3], s[4], bits)};
+    return Vector16<uint32_t>{{__funnelshift_r(s[0], s[1], bits),
+                               __funnelshift_r(s[1], s[2], bits),
+                               __funnelshift_r(s[2], s[3], bits),
+                               __funnelshift_r(s[3], s[4], bits)}};
   }
 }
 
 // Vector `i` of a shifted input: its two granules, loaded with the pass's hint.
 template <CacheHint kHint, int kElementBytes>
-__device__ __forceinline__ Vector16 load_shifted_vector16(const ShiftedVectors& in, int64_t i) {
-  const Vector16 lo = load_vector16<kHint>(in.granules + i);
-  const Vector16 hi = load_vector16<kHint>(in.granules + i + (in.shift != 0 ? 1 : 0));
+__device__ __forceinline__ Vector16<uint32_t> load_shifted_vector16(const ShiftedVectors& in,
+                                                                    int64_t i) {
+  const Vector16<uint32_t> lo = load_vector16<kHint>(in.granules + i);
+  const Vector16<uint32_t> hi = load_vector16<kHint>(in.granules + i + (in.shift != 0 ? 1 : 0));
   return funnel_vector16<kElementBytes>(lo, hi, in.shift);
 }
 
@@ -130,13 +146,13 @@ struct InputVectors {
       if constexpr (kShifted) {
         in[k] = shifted_vectors(first[k] + head);
       } else {
-        in[k] = ShiftedVectors{reinterpret_cast<const Vector16*>(first[k] + head), 0};
+        in[k] = ShiftedVectors{reinterpret_cast<const uint4*>(first[k] + head), 0};
       }
     }
   }
 
   template <CacheHint kHint>
-  __device__ __forceinline__ Vector16 load(int k, int64_t i) const {
+  __device__ __forceinline__ Vector16<uint32_t> load(int k, int64_t i) const {
     if constexpr (kShifted) {
       return load_shifted_vector16<kHint, kElementBytes>(in[k], i);
     } else {
@@ -163,54 +179,6 @@ __device__ __forceinline__ void store_element(T* address, T value) {
   } else {
     *address = value;
   }
-}
-
-// The same 16 bytes seen as lanes of Fmt (relu_element.h computes on Word16<Fmt>).
-template <typename Fmt>
-__device__ __forceinline__ Word16<Fmt> as_word16(Vector16 v) {
-  static_assert(sizeof(Word16<Fmt>) == sizeof(Vector16), "a Word16 is one vector");
-  Word16<Fmt> w;
-  memcpy(&w, &v, sizeof(v));  // a register move after optimisation
-  return w;
-}
-
-template <typename Fmt>
-__device__ __forceinline__ Vector16 as_vector16(Word16<Fmt> w) {
-  Vector16 v;
-  memcpy(&v, &w, sizeof(v));
-  return v;
-}
-
-// Address modulo 16: two pointers can share 16-byte vectors only if these are equal.
-__host__ __device__ __forceinline__ int misalignment16(const void* address) {
-  return int(reinterpret_cast<uintptr_t>(address) % kVectorBytes);
-}
-
-__host__ __device__ __forceinline__ bool is_element_aligned(const void* address,
-                                                            int element_bytes) {
-  return reinterpret_cast<uintptr_t>(address) % element_bytes == 0;
-}
-
-// How `n` elements of `element_bytes` at a pointer of misalignment `misalignment`
-// (equal for every pointer involved) split into a scalar head up to the first 16-byte
-// boundary, whole 16-byte vectors, and a scalar tail.
-struct VectorSplit {
-  int64_t head;       // elements before the first vector (< 16 / element_bytes)
-  int64_t vectors;    // whole 16-byte vectors after the head
-  int64_t tail_start; // first element after the last vector
-  int64_t tail;       // elements after the last vector (< 16 / element_bytes)
-};
-
-// On the host for a dense pass; on the device for each row of a strided one, whose rows
-// may start at different misalignments.
-__host__ __device__ __forceinline__ VectorSplit split_for_vectors(int64_t n, int misalignment,
-                                                                  int element_bytes) {
-  const int64_t per_vector = kVectorBytes / element_bytes;
-  int64_t head = misalignment == 0 ? 0 : (kVectorBytes - misalignment) / element_bytes;
-  if (head > n) head = n;
-  const int64_t vectors = (n - head) / per_vector;
-  const int64_t tail_start = head + vectors * per_vector;
-  return VectorSplit{head, vectors, tail_start, n - tail_start};
 }
 
 }  // namespace relu_kernel

@@ -3,12 +3,13 @@
 // kernels are in strided.cuh.
 //
 // Shape of a dense pass, the same for every dtype and both directions:
-//   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by
-//     relu_word16_gpu / relu_backward_word16 (relu_ops.cuh, relu-common/relu_element.h):
-//     int8 through __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit
-//     patterns, as float8), float/double/int by compare and select, unsigned ints as a copy;
+//   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by the
+//     pass's op (relu_ops.cuh, which also says which op each dtype runs): int8 through
+//     __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit patterns, as
+//     float8), float/double by compare and select, the other ints as bit patterns, unsigned
+//     ints as a copy of bytes;
 //   - the elements before the first 16-byte boundary (head) and after the last whole
-//     vector (tail), fewer than 16 / sizeof(element) each, go through relu_element one per
+//     vector (tail), fewer than 16 / sizeof(element) each, go through the op's value one per
 //     thread of block 0;
 //   - the grid and the kernel's form are functions of the element count only
 //     (launch_policy.h): while the pass stays in the L2, one tile per block with 32-bit
@@ -43,37 +44,39 @@ constexpr int kElementBytes = int(sizeof(typename Op::Storage));
 // The elements before the first and after the last whole vector, one per thread of block 0
 // (blockDim.x >= 32 > head + tail).
 template <typename Op>
-__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Format, Op::kInputs>& pass,
-                                              const VectorSplit& split) {
+__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Storage, Op::kInputs>& pass,
+                                              const VectorSplit& split, const Op& op) {
   if (blockIdx.x != 0) return;
   const int64_t t = threadIdx.x;
   if (t < split.head) {
-    pass.out[t] = Op::element(pass.in, t);
+    pass.out[t] = value_at(op, pass.in, t);
   } else if (t - split.head < split.tail) {
     const int64_t i = split.tail_start + (t - split.head);
-    pass.out[i] = Op::element(pass.in, i);
+    pass.out[i] = value_at(op, pass.in, i);
   }
 }
 
-// The streaming form: a grid-stride loop over tiles of `blockDim.x * kVectors` vectors,
-// 64-bit offsets, so that any count is covered; each thread loads all its vectors of a tile
-// before it computes and stores any. `split` is out's; kShifted: some input's misalignment
-// differs from out's (InputVectors). In place (out == in[0]) is safe in both forms: each
-// vector is read and written by the same thread, and an input that overlaps out is out
-// itself (the binding rejects partial overlap), so never a shifted one.
-template <typename Op, int kVectors, CacheHint kHint, bool kShifted>
-__global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs> pass,
-                                          VectorSplit split) {
+// The looping forms (kStream): a grid-stride loop over tiles of `blockDim.x * kVectors`
+// vectors, 64-bit offsets, so that any count is covered; each thread loads all its vectors of
+// a tile before it computes and stores any. `split` is out's; kShifted: some input's
+// misalignment differs from out's (InputVectors). In place (out == in[0]) is safe in every
+// form: each vector is read and written by the same thread, and an input that overlaps out is
+// out itself (the binding rejects partial overlap), so never a shifted one.
+template <typename Op, DenseForm kForm, bool kShifted>
+__global__ void elementwise_vector16_loop(Pass<typename Op::Storage, Op::kInputs> pass,
+                                          VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
-  head_and_tail<Op>(pass, split);
+  constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
+  constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
+  head_and_tail(pass, split, op);
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
-  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int64_t n = split.vectors;
   const int64_t threads = blockDim.x;
   const int64_t tile = threads * kVectors;
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
     const int64_t first = base + threadIdx.x;
-    Vector16 v[kVectors][kInputs];
+    Vector16<uint32_t> v[kVectors][kInputs];
     if (base + tile <= n) {  // a whole tile: no bound checks
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
@@ -84,7 +87,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
       }
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
-        store_vector16<kHint>(out + first + j * threads, Op::vector(v[j]));
+        store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
       }
     } else {  // the grid's last, partial tile
 #pragma unroll
@@ -93,7 +96,7 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
         if (i < n) {
 #pragma unroll
           for (int k = 0; k < kInputs; ++k) v[j][k] = in.template load<kHint>(k, i);
-          store_vector16<kHint>(out + i, Op::vector(v[j]));
+          store_vector16<kHint>(out + i, op.vector(v[j]));
         }
       }
     }
@@ -106,57 +109,65 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Format, Op::kInputs>
 // first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
 // and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
 // they delay no load.
-template <typename Op, int kVectors, bool kShifted>
-__global__ void elementwise_vector16_tile(Pass<typename Op::Format, Op::kInputs> pass,
-                                          VectorSplit split) {
+template <typename Op, DenseForm kForm, bool kShifted>
+__global__ void elementwise_vector16_tile(Pass<typename Op::Storage, Op::kInputs> pass,
+                                          VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
+  constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
+  constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
-  Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
+  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int32_t n = int32_t(split.vectors);
   const int32_t threads = int32_t(blockDim.x);
   const int32_t first = int32_t(blockIdx.x) * threads * kVectors + int32_t(threadIdx.x);
-  Vector16 v[kVectors][kInputs];
+  Vector16<uint32_t> v[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < n) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = in.template load<CacheHint::kDefault>(k, first + j * threads);
+        v[j][k] = in.template load<kHint>(k, first + j * threads);
       }
     }
   }
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
     if (first + j * threads < n) {
-      store_vector16<CacheHint::kDefault>(out + first + j * threads, Op::vector(v[j]));
+      store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
     }
   }
-  head_and_tail<Op>(pass, split);
+  head_and_tail(pass, split, op);
 }
 
-// The dense vector kernel of the policy's form, with its threads and grid.
+// The dense vector kernel of the policy's form, with the form's threads and the policy's grid.
 template <typename Op, bool kShifted>
-void launch_vector16(const Pass<typename Op::Format, Op::kInputs>& pass, const VectorSplit& split,
-                     const DensePolicy& policy, cudaStream_t stream) {
+void launch_vector16(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
+                     const VectorSplit& split, const DensePolicy& policy, cudaStream_t stream) {
   visit_dense_form(policy.form, [&](auto form) {
-    using Form = DenseFormTraits<decltype(form)::value>;
-    const unsigned blocks = unsigned(policy.launch.blocks);
-    const unsigned threads = unsigned(policy.launch.threads);
-    if constexpr (Form::kLoops) {
-      elementwise_vector16_loop<Op, Form::kVectors, Form::kHint, kShifted>
-          <<<blocks, threads, 0, stream>>>(pass, split);
+    constexpr DenseForm kForm = decltype(form)::value;
+    const unsigned blocks = unsigned(policy.blocks);
+    const unsigned threads = unsigned(DenseFormTraits<kForm>::kThreads);
+    if constexpr (DenseFormTraits<kForm>::kLoops) {
+      elementwise_vector16_loop<Op, kForm, kShifted>
+          <<<blocks, threads, 0, stream>>>(pass, split, op);
     } else {
-      static_assert(Form::kHint == CacheHint::kDefault, "the tile forms take default hints");
-      elementwise_vector16_tile<Op, Form::kVectors, kShifted>
-          <<<blocks, threads, 0, stream>>>(pass, split);
+      elementwise_vector16_tile<Op, kForm, kShifted>
+          <<<blocks, threads, 0, stream>>>(pass, split, op);
     }
   });
   check_cuda(cudaGetLastError());
 }
 
+// `op` over `bytes` of dense operands (out and in[k] start at a multiple of their element
+// size: the entry points check it), as elements of its own Storage.
 template <typename Op>
-void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device) {
-  require_element_aligned(pass);
+void run_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out, int64_t bytes,
+              int32_t device) {
+  using Storage = typename Op::Storage;
+  Pass<Storage, Op::kInputs> pass{};
+  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
+  pass.out = static_cast<Storage*>(out);
+  pass.n = bytes / int64_t(sizeof(Storage));
   // The vectors follow out's 16-byte grid; an input whose address differs from out's modulo
   // 16 is read through two aligned granules per vector (memory.cuh, ShiftedVectors).
   const int misalignment = misalignment16(pass.out);
@@ -167,9 +178,9 @@ void run_pass(const Pass<typename Op::Format, Op::kInputs>& pass, int32_t device
       choose_dense_policy(device_traits(device), split.vectors, Op::kInputs + 1);
   const cudaStream_t stream = current_cuda_stream(device);
   if (shifted) {
-    launch_vector16<Op, true>(pass, split, policy, stream);
+    launch_vector16<Op, true>(op, pass, split, policy, stream);
   } else {
-    launch_vector16<Op, false>(pass, split, policy, stream);
+    launch_vector16<Op, false>(op, pass, split, policy, stream);
   }
 }
 
@@ -181,9 +192,11 @@ void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, in
   const CudaDeviceScope device_scope(device);
   visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    const Pass<Fmt, 1> pass{{static_cast<const Storage*>(in)}, static_cast<Storage*>(out), n};
-    run_pass<ForwardOp<Fmt>>(pass, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(out, kBytes, "out");
+    require_element_aligned(in, kBytes, "x");
+    const void* inputs[] = {in};
+    run_pass(dense_forward_op<Fmt>(), inputs, out, n * kBytes, device);
   });
 }
 
@@ -193,11 +206,12 @@ void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out
   const CudaDeviceScope device_scope(device);
   visit_gradient_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    const Pass<Fmt, 2> pass{
-        {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
-        static_cast<Storage*>(grad_in), n};
-    run_pass<BackwardOp<Fmt>>(pass, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(grad_in, kBytes, "grad_in");
+    require_element_aligned(grad_out, kBytes, "grad_out");
+    require_element_aligned(result, kBytes, "result");
+    const void* inputs[] = {grad_out, result};
+    run_pass(dense_backward_op<Fmt>(), inputs, grad_in, n * kBytes, device);
   });
 }
 
@@ -207,9 +221,11 @@ void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
   const CudaDeviceScope device_scope(device);
   visit_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    run_strided_pass<ForwardOp<Fmt>>({static_cast<const Storage*>(in)},
-                                     static_cast<Storage*>(out), layout, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(out, kBytes, "out");
+    require_element_aligned(in, kBytes, "x");
+    const void* inputs[] = {in};
+    run_strided_pass(strided_forward_op<Fmt>(), inputs, out, layout, device);
   });
 }
 
@@ -220,9 +236,11 @@ void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_
   const CudaDeviceScope device_scope(device);
   visit_gradient_format(dtype, [&](auto format) {
     using Fmt = decltype(format);
-    using Storage = typename Fmt::Storage;
-    run_strided_pass<BackwardOp<Fmt>>(
-        {static_cast<const Storage*>(grad_out), static_cast<const Storage*>(result)},
-        static_cast<Storage*>(grad_in), layout, device);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(grad_in, kBytes, "grad_in");
+    require_element_aligned(grad_out, kBytes, "grad_out");
+    require_element_aligned(result, kBytes, "result");
+    const void* inputs[] = {grad_out, result};
+    run_strided_pass(strided_backward_op<Fmt>(), inputs, grad_in, layout, device);
   });
 }

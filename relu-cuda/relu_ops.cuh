@@ -1,11 +1,30 @@
-// The two operations every CUDA kernel applies, as tiny functors over relu_element.h, and the
-// operands of one pass. Shared by the dense kernels (relu_cuda.cu) and the strided ones
-// (strided.cuh), which differ only in where the elements are.
+// What the CUDA kernels compute, as tiny functors over relu_element.h, which of them each
+// dtype's passes run, and the operands of one pass. Shared by the dense kernels
+// (relu_cuda.cu) and the strided ones (strided.cuh), which differ only in where the elements
+// are.
+//
+// Every kernel is compiled once per op, not per dtype. An op is an object passed to the
+// kernel (the last parameter): empty for the per-format ops, the two constants of relu_lanes
+// (LaneRule) for the ops that serve every format of one element size.
+//
+//   pass              float32, float64    float16, bfloat16    int8..int64  float8   uint8..64
+//   dense forward     ForwardOp<format>   ForwardOp<format>    ForwardOp    (below)  CopyOp
+//   dense backward    BackwardOp<format>  LanesBackwardOp<2>   (no gradient)
+//   strided forward   LanesOp<element size>, every dtype
+//   strided backward  LanesBackwardOp<element size>, every dtype with a gradient
+// float8 dense: e4m3fn and e5m2 LanesOp<1>; e4m3fnuz and e5m2fnuz ForwardOp<int8>.
+//
+// The per-format ops are the kernels of before the sharing, instruction for instruction
+// (hardware max for float16/bfloat16 and int8, compare-and-select for float and double, the
+// bit form for the other integers). Shared, with the format's constants read at launch: the
+// float8 formats (their relu differs only by its NaN limit; the fnuz pair's is int8's), the
+// 16-bit gradients (likewise), and every strided pass: one walk per element size, the element
+// function on the bits for every dtype, as the CPU's strided rows have it. Unsigned formats
+// move as bytes: one copy for all four.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -16,16 +35,16 @@
 
 namespace relu_kernel {
 
-// relu_word16 for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80 and
-// later, whose max returns the non-NaN operand and orders -0.0 below +0.0 (cuda_fp16.h,
+// relu_vector16 for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80
+// and later, whose max returns the non-NaN operand and orders -0.0 below +0.0 (cuda_fp16.h,
 // cuda_bf16.h), so NaN -> +0 and -0.0 -> +0.0 as relu_element.h; 4 instructions per vector
-// instead of the bit form's 36. Older GPUs and every other format keep relu_word16.
-template <typename Fmt, typename Pair>
-__device__ __forceinline__ Word16<Fmt> relu_pairs_by_max(Word16<Fmt> v) {
-  static_assert(sizeof(Pair) == sizeof(typename Fmt::Word), "one pair per 32-bit word");
+// instead of the bit form's 36. Older GPUs and every other format keep relu_vector16.
+template <typename Pair>
+__device__ __forceinline__ Vector16<uint32_t> relu_pairs_by_max(Vector16<uint32_t> v) {
+  static_assert(sizeof(Pair) == sizeof(uint32_t), "one pair per 32-bit word");
   const Pair zero{};
 #pragma unroll
-  for (int i = 0; i < Word16<Fmt>::kWords; ++i) {
+  for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
     Pair pair;
     memcpy(&pair, &v.words[i], sizeof(pair));
     pair = __hmax2(pair, zero);
@@ -35,77 +54,175 @@ __device__ __forceinline__ Word16<Fmt> relu_pairs_by_max(Word16<Fmt> v) {
 }
 
 template <typename Fmt>
-__device__ __forceinline__ Word16<Fmt> relu_word16_gpu(Word16<Fmt> v) {
+__device__ __forceinline__ Vector16<typename Fmt::Word> relu_vector16_gpu(
+    Vector16<typename Fmt::Word> v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (std::is_same<Fmt, Float16Format>::value) {
-    return relu_pairs_by_max<Fmt, __half2>(v);
+    return relu_pairs_by_max<__half2>(v);
   } else if constexpr (std::is_same<Fmt, BFloat16Format>::value) {
-    return relu_pairs_by_max<Fmt, __nv_bfloat162>(v);
+    return relu_pairs_by_max<__nv_bfloat162>(v);
   }
 #endif
-  return relu_word16<Fmt>(v);
+  return relu_vector16<Fmt>(v);
 }
 
 // The operands of one pass: kInputs input streams and one output, all of `n` elements of
-// Fmt. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
-template <typename Fmt, int kInputs>
+// Storage. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
+template <typename Storage, int kInputs>
 struct Pass {
-  using Storage = typename Fmt::Storage;
   const Storage* in[kInputs];
   Storage* out;
   int64_t n;
 };
 
-// Each op computes one output from its inputs in three forms: a 16-byte vector of each input
-// (vector), the loaded values of one element (value), one element of dense inputs (element).
+// An op computes one output from its inputs in two forms: from one 16-byte vector of each
+// input on out's grid (vector), and from the values of one element (value).
+
+// A format's own relu, its constants compiled in.
 template <typename Fmt>
 struct ForwardOp {
-  using Format = Fmt;
   using Storage = typename Fmt::Storage;
   static constexpr int kInputs = 1;
-  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[1]) {
-    return as_vector16<Fmt>(relu_word16_gpu<Fmt>(as_word16<Fmt>(in[0])));
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
+    using Word = typename Fmt::Word;
+    return as_words<uint32_t>(relu_vector16_gpu<Fmt>(as_words<Word>(in[0])));
   }
-  static __device__ __forceinline__ Storage value(const Storage (&in)[1]) {
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
     return relu_element<Fmt>(in[0]);
-  }
-  static __device__ __forceinline__ Storage element(const Storage* const (&in)[1], int64_t i) {
-    return value({in[0][i]});
   }
 };
 
 template <typename Fmt>
 struct BackwardOp {
-  using Format = Fmt;
   using Storage = typename Fmt::Storage;
   static constexpr int kInputs = 2;
-  static __device__ __forceinline__ Vector16 vector(const Vector16 (&in)[2]) {
-    return as_vector16<Fmt>(
-        relu_backward_word16<Fmt>(as_word16<Fmt>(in[0]), as_word16<Fmt>(in[1])));
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+    using Word = typename Fmt::Word;
+    return as_words<uint32_t>(
+        relu_backward_vector16<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
   }
-  static __device__ __forceinline__ Storage value(const Storage (&in)[2]) {
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
     return relu_backward_element<Fmt>(in[0], in[1]);
-  }
-  static __device__ __forceinline__ Storage element(const Storage* const (&in)[2], int64_t i) {
-    return value({in[0][i], in[1][i]});
   }
 };
 
-// Every operand's address is a multiple of its element size (a torch allocation's always is):
-// the kernels' offsets count elements, and the vectors' head and tail whole elements.
-template <typename Fmt, int kInputs>
-void require_element_aligned(const Pass<Fmt, kInputs>& pass) {
-  constexpr int kElementBytes = int(sizeof(typename Fmt::Storage));
-  if (!is_element_aligned(pass.out, kElementBytes)) {
-    throw std::invalid_argument("relu: the output's address is not a multiple of its element "
-                                "size; pass a tensor from a torch allocation");
-  }
-  for (int k = 0; k < kInputs; ++k) {
-    if (!is_element_aligned(pass.in[k], kElementBytes)) {
-      throw std::invalid_argument("relu: an input's address is not a multiple of its element "
-                                  "size; pass a tensor from a torch allocation");
+// The unsigned storage of an element size.
+template <int kBytes>
+using UnsignedOfBytes = typename std::conditional<
+    kBytes == 1, uint8_t,
+    typename std::conditional<
+        kBytes == 2, uint16_t,
+        typename std::conditional<kBytes == 4, uint32_t, uint64_t>::type>::type>::type;
+
+// relu of any format of kBytes-byte elements by the format's rule (relu_by_rule, relu_keeps):
+// what an IEEE float, a signed and an unsigned integer of one size differ in is two constants.
+template <int kBytes>
+struct LanesOp {
+  using Storage = UnsignedOfBytes<kBytes>;
+  using Word = typename std::conditional<kBytes == 8, uint64_t, uint32_t>::type;
+  static constexpr int kInputs = 1;
+  LaneRule<Word> rule;
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
+    Vector16<Word> v = as_words<Word>(in[0]);
+#pragma unroll
+    for (int i = 0; i < Vector16<Word>::kWords; ++i) {
+      v.words[i] = relu_by_rule<8 * kBytes>(v.words[i], rule);
     }
+    return as_words<uint32_t>(v);
   }
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
+    // The rule of one lane is the lowest lane of the word's.
+    const LaneRule<Storage> element_rule{Storage(rule.signs), Storage(rule.nan_floor)};
+    return relu_keeps(in[0], element_rule) ? in[0] : Storage(0);
+  }
+};
+
+// The gradient of any format of kBytes-byte elements: grad_out where relu(result) is not +0.
+template <int kBytes>
+struct LanesBackwardOp {
+  using Storage = UnsignedOfBytes<kBytes>;
+  static constexpr int kInputs = 2;
+  LaneRule<Storage> rule;  // one lane: the gradient is taken element by element
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+    constexpr int kElements = int(kVectorBytes / sizeof(Storage));
+    Storage grads[kElements];
+    Storage results[kElements];
+    memcpy(grads, in[0].words, kVectorBytes);
+    memcpy(results, in[1].words, kVectorBytes);
+#pragma unroll
+    for (int i = 0; i < kElements; ++i) grads[i] = value({grads[i], results[i]});
+    Vector16<uint32_t> out;
+    memcpy(out.words, grads, kVectorBytes);
+    return out;
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
+    return relu_keeps(in[1], rule) ? in[0] : Storage(0);
+  }
+};
+
+// Unsigned elements, whose relu is the identity: bytes, whatever the element size.
+struct CopyOp {
+  using Storage = uint8_t;
+  static constexpr int kInputs = 1;
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
+    return in[0];
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const { return in[0]; }
+};
+
+// op.value of element i of dense inputs.
+template <typename Op>
+__device__ __forceinline__ typename Op::Storage value_at(
+    const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], int64_t i) {
+  typename Op::Storage x[Op::kInputs];
+#pragma unroll
+  for (int k = 0; k < Op::kInputs; ++k) x[k] = in[k][i];
+  return op.value(x);
+}
+
+// ---- Which op each pass of format Fmt runs (the table at the top).
+
+template <typename Fmt>
+constexpr bool kIsFloat8 =
+    Fmt::kKind == LaneKind::kIeeeFloat && sizeof(typename Fmt::Storage) == 1;
+
+template <typename Fmt>
+auto dense_forward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
+    return CopyOp{};
+  } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
+    // Relu of e4m3fnuz and e5m2fnuz is int8's: their one NaN, 0x80, is negative as an int8.
+    return ForwardOp<Int8Format>{};
+  } else if constexpr (kIsFloat8<Fmt>) {
+    return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
+  } else {
+    return ForwardOp<Fmt>{};
+  }
+}
+
+template <typename Fmt>
+auto dense_backward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  if constexpr (Fmt::kNative) {
+    return BackwardOp<Fmt>{};
+  } else {
+    return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfBytes<kBytes>>::template of<Fmt>()};
+  }
+}
+
+template <typename Fmt>
+auto strided_forward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
+}
+
+template <typename Fmt>
+auto strided_backward_op() {
+  constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+  return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfBytes<kBytes>>::template of<Fmt>()};
 }
 
 }  // namespace relu_kernel

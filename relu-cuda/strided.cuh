@@ -22,8 +22,10 @@
 //     a row would leave most threads idle, so each thread takes 4 elements of the whole pass
 //     and finds their offsets from their linear indices, with 3-instruction divisions where
 //     the pass fits 32-bit indices.
-// The launch decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy
-// in launch_policy.h. As the dense pass: the current stream of the device, under a device
+// Each kernel exists once per element size, not per dtype: the element function is the
+// format's rule applied to its bits (relu_ops.cuh, LanesOp and LanesBackwardOp). The launch
+// decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy in
+// launch_policy.h. As the dense pass: the current stream of the device, under a device
 // guard, no allocation and no host synchronisation (capturable in a CUDA graph). Out may be
 // the input itself with the same strides: every element is read and written by one thread,
 // its loads before its store.
@@ -44,9 +46,8 @@ namespace relu_kernel {
 
 // A pass's pointers (each at its tensor's first element) and its walk in Index-bit integers.
 // Operand 0 of the walk is out, operand 1 + k is in[k].
-template <typename Fmt, int kInputs, typename Index>
+template <typename Storage, int kInputs, typename Index>
 struct StridedPass {
-  using Storage = typename Fmt::Storage;
   const Storage* in[kInputs];
   Storage* out;
   IndexWalk<Index, kInputs + 1> walk;
@@ -57,12 +58,12 @@ struct RowTiling {
   uint64_t items;  // rows * tiles_per_row
 };
 
-// Tile `tile` of one row of `length` elements whose operands all have stride 1: 16-byte
-// vectors on out's grid, kVectors per thread, plus the row's head and tail elements in its
-// tile 0. kShifted: some input row starts at another misalignment modulo 16 than out's.
-template <typename Op, int kVectors, CacheHint kHint, bool kShifted>
+// Tile `tile` of one row of `length` elements whose operands all have stride 1: one 16-byte
+// vector per thread on out's grid, plus the row's head and tail elements in its tile 0.
+// kShifted: some input row starts at another misalignment modulo 16 than out's.
+template <typename Op, CacheHint kHint, bool kShifted>
 __device__ __forceinline__ void row_tile_vector16(
-    const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
+    const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     int64_t length, uint64_t tile) {
   constexpr int kInputs = Op::kInputs;
   const VectorSplit split =
@@ -70,74 +71,56 @@ __device__ __forceinline__ void row_tile_vector16(
   if (tile == 0) {
     for (int64_t t = threadIdx.x; t < split.head + split.tail; t += blockDim.x) {
       const int64_t i = t < split.head ? t : split.tail_start + (t - split.head);
-      out[i] = Op::element(in, i);
+      out[i] = value_at(op, in, i);
     }
   }
   const InputVectors<kInputs, int(sizeof(typename Op::Storage)), kShifted> in_vectors(in,
                                                                                     split.head);
-  Vector16* out_vectors = reinterpret_cast<Vector16*>(out + split.head);
+  Vector16<uint32_t>* out_vectors = reinterpret_cast<Vector16<uint32_t>*>(out + split.head);
   const int64_t threads = blockDim.x;
-  const int64_t first = int64_t(tile) * threads * kVectors + threadIdx.x;
-  Vector16 v[kVectors][kInputs];
+  const int64_t i = int64_t(tile) * threads + threadIdx.x;
+  Vector16<uint32_t> v[kInputs];
+  if (i < split.vectors) {
 #pragma unroll
-  for (int j = 0; j < kVectors; ++j) {
-    if (first + j * threads < split.vectors) {
-#pragma unroll
-      for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = in_vectors.template load<kHint>(k, first + j * threads);
-      }
-    }
+    for (int k = 0; k < kInputs; ++k) v[k] = in_vectors.template load<kHint>(k, i);
   }
-#pragma unroll
-  for (int j = 0; j < kVectors; ++j) {
-    if (first + j * threads < split.vectors) {
-      store_vector16<kHint>(out_vectors + first + j * threads, Op::vector(v[j]));
-    }
-  }
+  if (i < split.vectors) store_vector16<kHint>(out_vectors + i, op.vector(v));
 }
 
-// Tile `tile` of a row with a stride other than 1: kElements elements per thread at element
-// strides `strides` (out's first, then the inputs'), in batches of kInFlight whose loads are
-// all issued before any store.
-template <typename Op, int kElements, int kInFlight, CacheHint kHint>
+// Tile `tile` of a row with a stride other than 1: 16 bytes' worth of elements per thread at
+// element strides `strides` (out's first, then the inputs'), all loaded before any is stored.
+template <typename Op, CacheHint kHint>
 __device__ __forceinline__ void row_tile_elements(
-    const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
+    const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
     const int64_t (&strides)[Op::kInputs + 1], int64_t length, uint64_t tile) {
-  static_assert(kElements % kInFlight == 0, "whole batches");
   constexpr int kInputs = Op::kInputs;
+  constexpr int kElements = int(kVectorBytes / sizeof(typename Op::Storage));
   const int64_t threads = blockDim.x;
   const int64_t first = int64_t(tile) * threads * kElements + threadIdx.x;
-  const auto stride = [&](int operand) { return strides[operand]; };
-#pragma unroll 1
-  for (int batch = 0; batch < kElements; batch += kInFlight) {
-    typename Op::Storage x[kInFlight][kInputs];
+  typename Op::Storage x[kElements][kInputs];
 #pragma unroll
-    for (int j = 0; j < kInFlight; ++j) {
-      const int64_t i = first + (batch + j) * threads;
-      if (i < length) {
+  for (int j = 0; j < kElements; ++j) {
+    const int64_t i = first + j * threads;
+    if (i < length) {
 #pragma unroll
-        for (int k = 0; k < kInputs; ++k) {
-          x[j][k] = load_element<kHint>(in[k] + i * stride(1 + k));
-        }
-      }
+      for (int k = 0; k < kInputs; ++k) x[j][k] = load_element<kHint>(in[k] + i * strides[1 + k]);
     }
+  }
 #pragma unroll
-    for (int j = 0; j < kInFlight; ++j) {
-      const int64_t i = first + (batch + j) * threads;
-      if (i < length) store_element<kHint>(out + i * stride(0), Op::value(x[j]));
-    }
+  for (int j = 0; j < kElements; ++j) {
+    const int64_t i = first + j * threads;
+    if (i < length) store_element<kHint>(out + i * strides[0], op.value(x[j]));
   }
 }
 
 // One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
 // operand has stride 1 along the rows, so every row goes through vectors.
-template <typename Op, int kVectors, bool kUnitStrides, CacheHint kHint>
-__global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint64_t> pass,
-                             RowTiling tiling) {
+template <typename Op, bool kUnitStrides, CacheHint kHint>
+__global__ void strided_rows(StridedPass<typename Op::Storage, Op::kInputs, uint64_t> pass,
+                             RowTiling tiling, Op op) {
   using Storage = typename Op::Storage;
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
-  constexpr int kElementsPerThread = kVectors * int(kVectorBytes / sizeof(Storage));
   const int64_t length = int64_t(pass.walk.sizes[0].divisor);
   int64_t inner_strides[kOperands];
 #pragma unroll
@@ -157,14 +140,12 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
     }
     if constexpr (kUnitStrides) {
       if (aligned_alike) {
-        row_tile_vector16<Op, kVectors, kHint, false>(in, out, length, at.tile);
+        row_tile_vector16<Op, kHint, false>(op, in, out, length, at.tile);
       } else {
-        row_tile_vector16<Op, kVectors, kHint, true>(in, out, length, at.tile);
+        row_tile_vector16<Op, kHint, true>(op, in, out, length, at.tile);
       }
     } else {
-      // Strided rows have no vectors: all 16 bytes' worth in flight.
-      row_tile_elements<Op, kElementsPerThread, kElementsPerThread, kHint>(
-          in, out, inner_strides, length, at.tile);
+      row_tile_elements<Op, kHint>(op, in, out, inner_strides, length, at.tile);
     }
   }
 }
@@ -172,8 +153,8 @@ __global__ void strided_rows(StridedPass<typename Op::Format, Op::kInputs, uint6
 // kScalarElementsInFlight elements of the pass per thread and loop trip, each element's
 // offsets from its linear index, all loaded before any is stored.
 template <typename Op, typename Index>
-__global__ void strided_elements(StridedPass<typename Op::Format, Op::kInputs, Index> pass,
-                                 uint64_t numel) {
+__global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, Index> pass,
+                                 uint64_t numel, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
   constexpr int kElements = kScalarElementsInFlight;
@@ -200,15 +181,15 @@ __global__ void strided_elements(StridedPass<typename Op::Format, Op::kInputs, I
     }
 #pragma unroll
     for (int j = 0; j < kElements; ++j) {
-      if (valid[j]) pass.out[offsets[0][j]] = Op::value(x[j]);
+      if (valid[j]) pass.out[offsets[0][j]] = op.value(x[j]);
     }
   }
 }
 
 template <typename Op, typename Index>
-StridedPass<typename Op::Format, Op::kInputs, Index> strided_pass_of(
-    const Pass<typename Op::Format, Op::kInputs>& pass, const StridedLayout& layout) {
-  StridedPass<typename Op::Format, Op::kInputs, Index> strided{};
+StridedPass<typename Op::Storage, Op::kInputs, Index> strided_pass_of(
+    const Pass<typename Op::Storage, Op::kInputs>& pass, const StridedLayout& layout) {
+  StridedPass<typename Op::Storage, Op::kInputs, Index> strided{};
   for (int k = 0; k < Op::kInputs; ++k) strided.in[k] = pass.in[k];
   strided.out = pass.out;
   strided.walk = make_index_walk<Index, Op::kInputs + 1>(layout);
@@ -217,42 +198,44 @@ StridedPass<typename Op::Format, Op::kInputs, Index> strided_pass_of(
 
 // The row kernel for the policy's threads, grid and hint.
 template <typename Op>
-void launch_strided_rows(const StridedPass<typename Op::Format, Op::kInputs, uint64_t>& pass,
+void launch_strided_rows(const Op& op,
+                         const StridedPass<typename Op::Storage, Op::kInputs, uint64_t>& pass,
                          const RowTiling& tiling, bool unit_inner_strides,
-                         const LaunchPolicy& policy, cudaStream_t stream) {
+                         const StridedLaunchPolicy& policy, cudaStream_t stream) {
   const dim3 grid(unsigned(policy.blocks)), block(unsigned(policy.threads));
   visit_cache_hint(policy.hint, [&](auto hint) {
     constexpr CacheHint kHint = decltype(hint)::value;
     if (unit_inner_strides) {
-      strided_rows<Op, kVectorsPerThread, true, kHint><<<grid, block, 0, stream>>>(pass, tiling);
+      strided_rows<Op, true, kHint><<<grid, block, 0, stream>>>(pass, tiling, op);
     } else {
-      strided_rows<Op, kVectorsPerThread, false, kHint><<<grid, block, 0, stream>>>(pass, tiling);
+      strided_rows<Op, false, kHint><<<grid, block, 0, stream>>>(pass, tiling, op);
     }
   });
   check_cuda(cudaGetLastError());
 }
 
 template <typename Op, typename Index>
-void launch_strided_elements(const Pass<typename Op::Format, Op::kInputs>& pass,
-                             const StridedLayout& layout, const LaunchPolicy& policy,
+void launch_strided_elements(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
+                             const StridedLayout& layout, const StridedLaunchPolicy& policy,
                              cudaStream_t stream) {
   strided_elements<Op, Index><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(
-      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n));
+      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n), op);
   check_cuda(cudaGetLastError());
 }
 
-// The caller holds the device scope.
+// `op` over `layout` (its strides in elements of op's Storage, the dtype's size). The caller
+// holds the device scope and has checked that every operand is element-aligned.
 template <typename Op>
-void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
-                      typename Op::Storage* out, const StridedLayout& layout, int32_t device) {
+void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out,
+                      const StridedLayout& layout, int32_t device) {
+  using Storage = typename Op::Storage;
   constexpr int kOperands = Op::kInputs + 1;
-  constexpr int kElementBytes = int(sizeof(typename Op::Storage));
+  constexpr int kElementBytes = int(sizeof(Storage));
   require_valid_layout(layout);
-  Pass<typename Op::Format, Op::kInputs> pass{};
-  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = in[k];
-  pass.out = out;
+  Pass<Storage, Op::kInputs> pass{};
+  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
+  pass.out = static_cast<Storage*>(out);
   pass.n = layout.numel();
-  require_element_aligned(pass);
   if (pass.n == 0) return;
   const DeviceTraits& traits = device_traits(device);
   const cudaStream_t stream = current_cuda_stream(device);
@@ -261,9 +244,9 @@ void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
       choose_strided_launch_policy(traits, pass.n, length, kElementBytes, kOperands);
   if (policy.per_element) {
     if (fits_index32(layout, kOperands)) {
-      launch_strided_elements<Op, uint32_t>(pass, layout, policy.launch, stream);
+      launch_strided_elements<Op, uint32_t>(op, pass, layout, policy, stream);
     } else {
-      launch_strided_elements<Op, uint64_t>(pass, layout, policy.launch, stream);
+      launch_strided_elements<Op, uint64_t>(op, pass, layout, policy, stream);
     }
     return;
   }
@@ -274,7 +257,7 @@ void run_strided_pass(const typename Op::Storage* const (&in)[Op::kInputs],
   for (int k = 0; k < kOperands; ++k) {
     unit_inner_strides = unit_inner_strides && layout.strides[k][0] == 1;
   }
-  launch_strided_rows<Op>(strided, tiling, unit_inner_strides, policy.launch, stream);
+  launch_strided_rows<Op>(op, strided, tiling, unit_inner_strides, policy, stream);
 }
 
 }  // namespace relu_kernel

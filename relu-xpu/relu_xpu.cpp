@@ -1,8 +1,8 @@
 // XPU backend (SYCL): relu_flat_xpu and relu_backward_flat_xpu
-// (relu-common/backend_entry_points.h), the launch layer only. What each work-item does, the
-// head / 16-byte words / tail split and the launch shape live in relu_xpu_items.h, which the
-// CPU test suite runs; the element logic is relu-common/relu_element.h, shared with CPU and
-// CUDA.
+// (relu-common/backend_entry_points.h), the launch layer only. What each work-item does and
+// the launch shape live in relu_xpu_items.h, which the CPU test suite runs; the element logic
+// (relu_element.h), the head / 16-byte vectors / tail split and the alignment check
+// (vector16.h) are relu-common's, shared with CUDA.
 //
 // Kernels go to the queue of PyTorch's current XPU stream on the tensors' device, in order
 // with the other work on that stream: no queue of our own, no wait on the host, no
@@ -16,11 +16,11 @@
 
 #include <cstdint>
 #include <stdexcept>
-#include <string>
 
 #include "relu-common/backend_entry_points.h"
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
+#include "relu-common/vector16.h"
 #include "relu-xpu/relu_xpu_items.h"
 
 // torch's current XPU stream of a device, as a pointer to its sycl::queue: torch's
@@ -40,7 +40,7 @@ using namespace relu_kernel;
 // Kernel functors rather than lambdas: the type names the kernel, one per format.
 template <typename Ops>
 struct ReluKernel {
-  FlatSplit split;
+  VectorSplit split;
   const typename Ops::Element* in;
   typename Ops::Element* out;
 
@@ -52,7 +52,7 @@ struct ReluKernel {
 
 template <typename Ops>
 struct ReluBackwardKernel {
-  FlatSplit split;
+  VectorSplit split;
   const typename Ops::Element* grad;
   const typename Ops::Element* result;
   typename Ops::Element* grad_in;
@@ -74,7 +74,7 @@ sycl::queue& current_queue(int32_t device) {
 }
 
 template <typename Kernel>
-void launch(sycl::queue& queue, const FlatSplit& split, const Kernel& kernel) {
+void launch(sycl::queue& queue, const VectorSplit& split, const Kernel& kernel) {
   const int64_t items = launch_items(split);
   if (items == 0) return;
   queue.parallel_for(sycl::nd_range<1>(sycl::range<1>(size_t(items)),
@@ -82,28 +82,18 @@ void launch(sycl::queue& queue, const FlatSplit& split, const Kernel& kernel) {
                      kernel);
 }
 
-// An element at an address that is no multiple of its size would be a misaligned access in
-// every work-item. torch's own allocations and views of them never are; memory imported from
-// elsewhere may be. Checked before anything is submitted, as the CUDA backend does.
-void check_element_aligned(const void* address, size_t element_size, const char* name) {
-  if (reinterpret_cast<uintptr_t>(address) % element_size != 0) {
-    throw std::invalid_argument(std::string("relu: ") + name +
-                                "'s address is not a multiple of its element size; pass a "
-                                "tensor from a torch allocation");
-  }
-}
-
 // The arrays as the element type the kernel moves (raw bits for float64 and the 16-bit
-// floats; see XpuOps).
+// floats; see XpuOps), each checked to start at a multiple of its element size
+// (relu-common/vector16.h), before anything is submitted.
 template <typename Ops>
 const typename Ops::Element* elements_of(const void* data, const char* name) {
-  check_element_aligned(data, sizeof(typename Ops::Element), name);
+  require_element_aligned(data, int(sizeof(typename Ops::Element)), name);
   return static_cast<const typename Ops::Element*>(data);
 }
 
 template <typename Ops>
 typename Ops::Element* mutable_elements_of(void* data, const char* name) {
-  check_element_aligned(data, sizeof(typename Ops::Element), name);
+  require_element_aligned(data, int(sizeof(typename Ops::Element)), name);
   return static_cast<typename Ops::Element*>(data);
 }
 
@@ -116,7 +106,7 @@ void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int
     const auto* src = elements_of<Ops>(in, "x");
     auto* dst = mutable_elements_of<Ops>(out, "out");
     const void* arrays[] = {src, dst};
-    const FlatSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 2);
+    const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 2);
     launch(current_queue(device), split, ReluKernel<Ops>{split, src, dst});
   });
 }
@@ -129,7 +119,7 @@ void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
     const auto* res = elements_of<Ops>(result, "result");
     auto* dst = mutable_elements_of<Ops>(grad_in, "grad_in");
     const void* arrays[] = {grad, res, dst};
-    const FlatSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 3);
+    const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 3);
     launch(current_queue(device), split, ReluBackwardKernel<Ops>{split, grad, res, dst});
   });
 }

@@ -1,32 +1,32 @@
-// The work of the XPU kernels in plain C++: how a flat range of elements is split into an
-// unaligned head, 16-byte words and a tail, how many work-items run, and what one work-item
-// does. relu_xpu.cpp only wraps these in SYCL kernels; everything here also compiles with a
-// host compiler, so tests/xpu_items_check.cpp runs it on the CPU (every work-item in turn)
-// against the tests' reference, for every dtype, size and alignment. The SYCL glue itself
-// is not run by this project (see relu-xpu/README.md).
+// The work of the XPU kernels in plain C++: how many work-items run over a flat range split
+// into an unaligned head, 16-byte vectors and a tail (relu-common/vector16.h), and what one
+// work-item does. relu_xpu.cpp only wraps these in SYCL kernels; everything here also
+// compiles with a host compiler, so tests/xpu_items_check.cpp runs it on the CPU (every
+// work-item in turn) against the tests' reference, for every dtype, size and alignment. The
+// SYCL glue itself is not run by this project (see relu-xpu/README.md).
 #pragma once
 
 #include <cstdint>
 
 #include "relu-common/relu_element.h"
+#include "relu-common/vector16.h"
 
 namespace relu_kernel {
 
 // What the XPU kernel does to format Fmt: the element type it moves, and the ReLU of one
-// element and of one 16-byte word (relu-common/relu_element.h).
+// element and of one 16-byte vector (relu-common/relu_element.h).
 template <typename Fmt>
 struct XpuOps {
   using Element = typename Fmt::Storage;
-  using Vec16 = Word16<Fmt>;
-  static constexpr int kPerVec16 = Vec16::kElements;
+  using Vector = Vector16<typename Fmt::Word>;
 
   static Element relu_element(Element x) { return relu_kernel::relu_element<Fmt>(x); }
-  static Vec16 relu_vec16(Vec16 v) { return relu_word16<Fmt>(v); }
+  static Vector relu_vector(Vector v) { return relu_vector16<Fmt>(v); }
   static Element relu_backward_element(Element grad, Element result) {
     return relu_kernel::relu_backward_element<Fmt>(grad, result);
   }
-  static Vec16 relu_backward_vec16(Vec16 grad, Vec16 result) {
-    return relu_backward_word16<Fmt>(grad, result);
+  static Vector relu_backward_vector(Vector grad, Vector result) {
+    return relu_backward_vector16<Fmt>(grad, result);
   }
 };
 
@@ -39,52 +39,42 @@ struct XpuOps {
 template <>
 struct XpuOps<Float64Format> {
   using Element = uint64_t;
-  using Vec16 = Word16<Float64Format>;  // two uint64_t words
-  static constexpr int kPerVec16 = Vec16::kElements;
+  using Vector = Vector16<uint64_t>;
 
   static Element relu_element(Element x) { return relu_lanes<Float64Format>(x); }
-  static Vec16 relu_vec16(Vec16 v) {
-    for (int i = 0; i < Vec16::kWords; ++i) v.words[i] = relu_lanes<Float64Format>(v.words[i]);
+  static Vector relu_vector(Vector v) {
+    for (int i = 0; i < Vector::kWords; ++i) v.words[i] = relu_lanes<Float64Format>(v.words[i]);
     return v;
   }
   // relu(result) is +0 (all bits clear) exactly where result > 0 is false.
   static Element relu_backward_element(Element grad, Element result) {
     return relu_lanes<Float64Format>(result) != 0 ? grad : Element(0);
   }
-  static Vec16 relu_backward_vec16(Vec16 grad, Vec16 result) {
-    for (int i = 0; i < Vec16::kWords; ++i) {
+  static Vector relu_backward_vector(Vector grad, Vector result) {
+    for (int i = 0; i < Vector::kWords; ++i) {
       grad.words[i] = relu_backward_element(grad.words[i], result.words[i]);
     }
     return grad;
   }
 };
 
-// n elements as [head | vec16s 16-byte words | tail], the words 16-byte aligned in every
+// n elements as [head | vectors | tail] (vector16.h), the vectors 16-byte aligned in every
 // array the kernel touches. When the arrays disagree on their offset within 16 bytes (an
 // unaligned view against a fresh output, say) no element index is aligned in all of them:
-// then everything is head, one element per access.
-struct FlatSplit {
-  int64_t head;
-  int64_t vec16s;
-  int64_t tail;
-};
-
-inline FlatSplit split_flat(int64_t n, int element_size, const void* const* arrays, int count) {
-  const uintptr_t offset = reinterpret_cast<uintptr_t>(arrays[0]) % 16;
-  bool common_offset = offset % uintptr_t(element_size) == 0;
+// then everything is head, one element per access. The CUDA kernels read such an input as
+// shifted granules instead (relu-cuda/memory.cuh): unmeasured here, so not ported.
+inline VectorSplit split_flat(int64_t n, int element_size, const void* const* arrays, int count) {
+  const int misalignment = misalignment16(arrays[0]);
+  bool common_offset = misalignment % element_size == 0;
   for (int i = 1; i < count; ++i) {
-    common_offset = common_offset && reinterpret_cast<uintptr_t>(arrays[i]) % 16 == offset;
+    common_offset = common_offset && misalignment16(arrays[i]) == misalignment;
   }
-  if (!common_offset) return FlatSplit{n, 0, 0};
-  int64_t head = int64_t((16 - offset) % 16) / element_size;
-  if (head > n) head = n;
-  const int64_t per_vec16 = 16 / element_size;
-  const int64_t vec16s = (n - head) / per_vec16;
-  return FlatSplit{head, vec16s, n - head - vec16s * per_vec16};
+  if (!common_offset) return VectorSplit{n, 0, n, 0};
+  return split_for_vectors(n, misalignment, element_size);
 }
 
 // Launch shape. Every Intel GPU that PyTorch's XPU backend supports takes work-groups of 256
-// (the limit is 512 or 1024 there). One 16-byte word per work-item up to kMaxItems, which
+// (the limit is 512 or 1024 there). One 16-byte vector per work-item up to kMaxItems, which
 // keeps the global range below 2^31: DPC++ compiles with -fsycl-id-queries-fit-in-int unless
 // told otherwise (kernel-builder does not), so a larger range would overflow the ids. Past
 // it, each work-item loops, with 64-bit indexes. Neither number has been measured on an
@@ -92,50 +82,50 @@ inline FlatSplit split_flat(int64_t n, int element_size, const void* const* arra
 constexpr int64_t kWorkGroupSize = 256;
 constexpr int64_t kMaxItems = int64_t(1) << 28;
 
-inline int64_t launch_items(const FlatSplit& split) {
-  int64_t needed = split.vec16s;
+inline int64_t launch_items(const VectorSplit& split) {
+  int64_t needed = split.vectors;
   if (split.head > needed) needed = split.head;
   if (split.tail > needed) needed = split.tail;
   if (needed > kMaxItems) needed = kMaxItems;
   return (needed + kWorkGroupSize - 1) / kWorkGroupSize * kWorkGroupSize;
 }
 
-// The share of work-item `item` of `items`: the words, the head elements and the tail
-// elements whose index is item modulo items. on_vec16(w) handles word w of the aligned body,
-// on_element(i) element i of the whole range. Nothing is shared between work-items, so
+// The share of work-item `item` of `items`: the vectors, the head elements and the tail
+// elements whose index is item modulo items. on_vector(w) handles vector w of the aligned
+// body, on_element(i) element i of the whole range. Nothing is shared between work-items, so
 // in-place calls (in == out) are safe.
-template <typename OnVec16, typename OnElement>
-inline void for_item_share(const FlatSplit& split, int per_vec16, int64_t item, int64_t items,
-                           const OnVec16& on_vec16, const OnElement& on_element) {
-  for (int64_t w = item; w < split.vec16s; w += items) on_vec16(w);
+template <typename OnVector, typename OnElement>
+inline void for_item_share(const VectorSplit& split, int64_t item, int64_t items,
+                           const OnVector& on_vector, const OnElement& on_element) {
+  for (int64_t w = item; w < split.vectors; w += items) on_vector(w);
   for (int64_t i = item; i < split.head; i += items) on_element(i);
-  const int64_t tail_start = split.head + split.vec16s * per_vec16;
-  for (int64_t i = item; i < split.tail; i += items) on_element(tail_start + i);
+  for (int64_t i = item; i < split.tail; i += items) on_element(split.tail_start + i);
 }
 
 template <typename Ops>
-inline void relu_item(const FlatSplit& split, const typename Ops::Element* in,
+inline void relu_item(const VectorSplit& split, const typename Ops::Element* in,
                       typename Ops::Element* out, int64_t item, int64_t items) {
-  using Vec16 = typename Ops::Vec16;
-  const Vec16* in16 = reinterpret_cast<const Vec16*>(in + split.head);
-  Vec16* out16 = reinterpret_cast<Vec16*>(out + split.head);
+  using Vector = typename Ops::Vector;
+  const Vector* in_vectors = reinterpret_cast<const Vector*>(in + split.head);
+  Vector* out_vectors = reinterpret_cast<Vector*>(out + split.head);
   for_item_share(
-      split, Ops::kPerVec16, item, items,
-      [&](int64_t w) { out16[w] = Ops::relu_vec16(in16[w]); },
+      split, item, items, [&](int64_t w) { out_vectors[w] = Ops::relu_vector(in_vectors[w]); },
       [&](int64_t i) { out[i] = Ops::relu_element(in[i]); });
 }
 
 template <typename Ops>
-inline void relu_backward_item(const FlatSplit& split, const typename Ops::Element* grad,
+inline void relu_backward_item(const VectorSplit& split, const typename Ops::Element* grad,
                                const typename Ops::Element* result,
                                typename Ops::Element* grad_in, int64_t item, int64_t items) {
-  using Vec16 = typename Ops::Vec16;
-  const Vec16* grad16 = reinterpret_cast<const Vec16*>(grad + split.head);
-  const Vec16* result16 = reinterpret_cast<const Vec16*>(result + split.head);
-  Vec16* grad_in16 = reinterpret_cast<Vec16*>(grad_in + split.head);
+  using Vector = typename Ops::Vector;
+  const Vector* grad_vectors = reinterpret_cast<const Vector*>(grad + split.head);
+  const Vector* result_vectors = reinterpret_cast<const Vector*>(result + split.head);
+  Vector* grad_in_vectors = reinterpret_cast<Vector*>(grad_in + split.head);
   for_item_share(
-      split, Ops::kPerVec16, item, items,
-      [&](int64_t w) { grad_in16[w] = Ops::relu_backward_vec16(grad16[w], result16[w]); },
+      split, item, items,
+      [&](int64_t w) {
+        grad_in_vectors[w] = Ops::relu_backward_vector(grad_vectors[w], result_vectors[w]);
+      },
       [&](int64_t i) { grad_in[i] = Ops::relu_backward_element(grad[i], result[i]); });
 }
 

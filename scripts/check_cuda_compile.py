@@ -138,6 +138,9 @@ def check_vector_accesses(ptx_dir: Path) -> bool:
         return False
     if ok:
         print(f"ok: 16-byte ld.global/st.global in all {entries} vector kernels (sm_90 PTX)")
+        kernels = sum(len(re.findall(r"^\.visible \.entry ", p.read_text(), flags=re.M))
+                      for p in ptx_dir.glob("*.ptx") if "sm_90" in p.name or "compute_90" in p.name)
+        print(f"   {kernels} __global__ kernels per arch (sm_90 PTX)")
     return ok
 
 

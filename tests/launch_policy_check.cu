@@ -40,9 +40,9 @@ void expect(bool ok, const std::string& what) {
   if (!ok && ++failures <= 20) std::printf("FAIL %s\n", what.c_str());
 }
 
-bool valid_launch(const LaunchPolicy& p) {
-  return p.threads >= 32 && p.threads <= 1024 && p.threads % 32 == 0 && p.blocks >= 1 &&
-         p.blocks <= kMaxGridX;
+bool valid_launch(int64_t threads, int64_t blocks) {
+  return threads >= 32 && threads <= 1024 && threads % 32 == 0 && blocks >= 1 &&
+         blocks <= kMaxGridX;
 }
 
 std::vector<int64_t> vector_counts() {
@@ -58,33 +58,40 @@ void check_dense(const Device& d, int64_t vectors, int tensors) {
   const std::string at = std::string(d.name) + " vectors=" + std::to_string(vectors) +
                          " tensors=" + std::to_string(tensors);
   const DensePolicy policy = choose_dense_policy(d.traits, vectors, tensors);
-  expect(valid_launch(policy.launch), at + ": launch out of range");
   bool compiled = false;
+  bool loops = false;
   visit_dense_form(policy.form, [&](auto form) {
     using Form = DenseFormTraits<decltype(form)::value>;
     compiled = true;
-    expect(policy.launch.hint == Form::kHint, at + ": hint is not the form's");
-    const int64_t per_block = int64_t(policy.launch.threads) * Form::kVectors;
+    loops = Form::kLoops;
+    expect(valid_launch(Form::kThreads, policy.blocks), at + ": launch out of range");
+    const int64_t per_block = int64_t(Form::kThreads) * Form::kVectors;
+    expect(per_block == vectors_per_block(policy.form), at + ": vectors_per_block");
     if (!Form::kLoops) {
-      expect(policy.launch.blocks * per_block >= vectors, at + ": a one-tile grid misses vectors");
-      expect(policy.launch.blocks == 1 || (policy.launch.blocks - 1) * per_block < vectors,
+      expect(policy.blocks * per_block >= vectors, at + ": a one-tile grid misses vectors");
+      expect(policy.blocks == 1 || (policy.blocks - 1) * per_block < vectors,
              at + ": a one-tile grid with idle blocks");
+      // 32-bit offsets: the last thread's last vector of the grid must stay below 2^31.
+      expect(policy.blocks * per_block <= int64_t(INT32_MAX),
+             at + ": a tile grid past 32-bit offsets");
     }
+    // No streaming hint on a pass that stays in the L2 but for the 32-bit limit of the tiles.
+    const bool in_l2 = vectors * kVectorBytes * tensors * kStreamingFootprintL2Denominator <
+                       d.traits.l2_bytes * kStreamingFootprintL2Numerator;
+    expect(Form::kHint == CacheHint::kDefault || !in_l2 || !tile_offsets_fit(vectors, 256),
+           at + ": hint against the L2 threshold");
   });
   expect(compiled, at + ": a form without a compiled kernel");
   // A tile form exactly while the pass stays in the L2 (the streaming threshold) and its
   // 32-bit offsets reach; 1 x 256 exactly while that grid fits one wave.
   const bool in_l2 = vectors * kVectorBytes * tensors * kStreamingFootprintL2Denominator <
                      d.traits.l2_bytes * kStreamingFootprintL2Numerator;
-  const bool tile = in_l2 && vectors <= kMaxTileFormVectors;
-  expect((policy.form != DenseForm::kStream) == tile, at + ": form against the L2 threshold");
+  const bool tile = in_l2 && tile_offsets_fit(vectors, 256);
+  expect(!loops == tile, at + ": form against the L2 threshold");
   const bool one_wave = vectors <= int64_t(d.traits.sm_count) * d.traits.max_threads_per_sm;
   if (tile) {
     expect((policy.form == DenseForm::kTileOneVector) == one_wave,
            at + ": tile form against one wave");
-    // 32-bit offsets: the last thread's last vector of the grid must stay below 2^31.
-    expect(policy.launch.blocks * kTileVectorsPerBlock <= int64_t(INT32_MAX),
-           at + ": a tile grid past 32-bit offsets");
   }
 }
 
@@ -93,10 +100,17 @@ void check_strided(const Device& d, int64_t numel, int64_t row_length, int eleme
                          " row=" + std::to_string(row_length) + " bytes=" + std::to_string(element_bytes);
   const StridedLaunchPolicy policy = choose_strided_launch_policy(d.traits, numel, row_length,
                                                                   element_bytes, 2);
-  expect(valid_launch(policy.launch), at + ": launch out of range");
+  expect(valid_launch(policy.threads, policy.blocks), at + ": launch out of range");
   if (!policy.per_element) {
-    expect(policy.launch.threads >= kMinRowThreads, at + ": row block below kMinRowThreads");
+    expect(policy.threads >= kMinRowThreads, at + ": row block below kMinRowThreads");
     expect(policy.tiles_per_row >= 1, at + ": no tile per row");
+    // The tiles of a row cover it, the last one not wholly idle.
+    const int64_t tile_elements = int64_t(policy.threads) * (kVectorBytes / element_bytes);
+    expect(policy.tiles_per_row * tile_elements >= row_length &&
+               (policy.tiles_per_row - 1) * tile_elements < row_length,
+           at + ": tiles against the row");
+  } else {
+    expect(policy.hint == CacheHint::kDefault, at + ": the per-element kernel takes no hint");
   }
 }
 

@@ -7,8 +7,10 @@
 // Exhaustive where the domain is small: every float16, bfloat16, int16 and uint16 bit
 // pattern, every int8/uint8 value and every float8 pattern (e4m3fn, e5m2, and the format
 // the two fnuz dtypes share), for relu_element, relu_backward_element and relu_lanes (each
-// pattern in each lane position of 16-, 32- and 64-bit words). Everything else on random
-// words mixing uniform bits with special values (+-0, +-inf, NaNs, denormals, extremes).
+// pattern in each lane position of 16-, 32- and 64-bit words; the format's LaneRule known at
+// compile time, and read at run time as the CUDA kernels shared by several formats take it).
+// Everything else on random words mixing uniform bits with special values (+-0, +-inf, NaNs,
+// denormals, extremes).
 // --mutant checks against a reference that keeps NaN (torch's CPU relu): the run must fail,
 // which shows that a wrong kernel would be caught. Exit status: 0 when everything matches.
 #include <cinttypes>
@@ -45,20 +47,51 @@ const char* word_name() {
   return sizeof(Word) == 2 ? "(uint16)" : sizeof(Word) == 4 ? "(uint32)" : "(uint64)";
 }
 
-// One word through relu_lanes, lane by lane against the reference.
+template <int kBytes>
+struct UnsignedOfSizeT;
+template <> struct UnsignedOfSizeT<1> { using Type = uint8_t; };
+template <> struct UnsignedOfSizeT<2> { using Type = uint16_t; };
+template <> struct UnsignedOfSizeT<4> { using Type = uint32_t; };
+template <> struct UnsignedOfSizeT<8> { using Type = uint64_t; };
+template <int kBytes>
+using UnsignedOfSize = typename UnsignedOfSizeT<kBytes>::Type;
+
+// The rule of Fmt as a kernel shared by several formats receives it: a value read at run
+// time (volatile: the compiler cannot fold it back into constants).
+template <typename Fmt, typename Word>
+LaneRule<Word> runtime_rule() {
+  static volatile Word signs = LaneRule<Word>::template of<Fmt>().signs;
+  static volatile Word nan_floor = LaneRule<Word>::template of<Fmt>().nan_floor;
+  return LaneRule<Word>{signs, nan_floor};
+}
+
+void check_lanes_result(const char* what, RefFormat f, const char* name, uint64_t word,
+                        uint64_t got, int word_bits) {
+  for (int shift = 0; shift < word_bits; shift += f.bits) {
+    const uint64_t lane = (word >> shift) & lane_mask(f.bits);
+    const uint64_t got_lane = (got >> shift) & lane_mask(f.bits);
+    ++g_checks;
+    if (got_lane != ref_relu(f, lane)) {
+      report(what, f, name, word, uint64_t(shift), got, ref_relu(f, lane) << shift);
+    }
+  }
+}
+
+// One word through relu_lanes, lane by lane against the reference: with Fmt's rule at compile
+// time, and with it at run time through the form every format shares (NaN test included,
+// which an integer rule must turn into nothing).
 template <typename Fmt, typename Word>
 void check_lanes_word(Word word) {
   const RefFormat f = ref_format<Fmt>();
-  const Word got = relu_lanes<Fmt>(word);
-  for (int shift = 0; shift < int(8 * sizeof(Word)); shift += Fmt::kLaneBits) {
-    const uint64_t lane = (uint64_t(word) >> shift) & lane_mask(f.bits);
-    const uint64_t got_lane = (uint64_t(got) >> shift) & lane_mask(f.bits);
-    ++g_checks;
-    if (got_lane != ref_relu(f, lane)) {
-      report("relu_lanes", f, word_name<Word>(), uint64_t(word), uint64_t(shift), uint64_t(got),
-             ref_relu(f, lane) << shift);
-    }
-  }
+  constexpr int kWordBits = int(8 * sizeof(Word));
+  check_lanes_result("relu_lanes", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(relu_lanes<Fmt>(word)), kWordBits);
+  check_lanes_result("relu_lanes(runtime rule)", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(relu_lanes<Fmt::kLaneBits, true>(word, runtime_rule<Fmt, Word>())),
+                     kWordBits);
+  check_lanes_result("relu_by_rule", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(relu_by_rule<Fmt::kLaneBits>(word, runtime_rule<Fmt, Word>())),
+                     kWordBits);
 }
 
 template <typename Fmt, typename Word>
@@ -104,6 +137,11 @@ void check_element(uint64_t x, uint64_t grad) {
   if (got_grad != ref_relu_backward(f, grad, x)) {
     report("relu_backward_element", f, "", x, grad, got_grad, ref_relu_backward(f, grad, x));
   }
+  // relu_keeps, the one-element test of the kernels that take the rule at run time.
+  using Bits = UnsignedOfSize<Fmt::kLaneBits / 8>;
+  const bool kept = relu_keeps(Bits(x), runtime_rule<Fmt, Bits>());
+  ++g_checks;
+  if (kept != (ref_relu(f, x) != 0)) report("relu_keeps", f, "", x, 0, kept, ref_relu(f, x) != 0);
 }
 
 template <typename Fmt>
@@ -133,14 +171,22 @@ void check_word(typename Fmt::Word word) {
 }
 
 template <typename Fmt>
-Word16<Fmt> random_word16() {
-  Word16<Fmt> v;
-  for (int i = 0; i < Word16<Fmt>::kWords; ++i) v.words[i] = random_word<Fmt, typename Fmt::Word>();
+using VectorOf = Vector16<typename Fmt::Word>;
+
+template <typename Fmt>
+VectorOf<Fmt> random_vector16() {
+  VectorOf<Fmt> v;
+  for (int i = 0; i < VectorOf<Fmt>::kWords; ++i) {
+    v.words[i] = random_word<Fmt, typename Fmt::Word>();
+  }
   return v;
 }
 
 template <typename Fmt>
-uint64_t element_of(const Word16<Fmt>& v, int i) {
+constexpr int kElementsPerVector = int(kVectorBytes / sizeof(typename Fmt::Storage));
+
+template <typename Fmt>
+uint64_t element_of(const VectorOf<Fmt>& v, int i) {
   constexpr int kSize = Fmt::kLaneBits / 8;
   uint64_t bits = 0;
   std::memcpy(&bits, reinterpret_cast<const unsigned char*>(v.words) + i * kSize, kSize);
@@ -148,19 +194,19 @@ uint64_t element_of(const Word16<Fmt>& v, int i) {
 }
 
 template <typename Fmt>
-void check_word16(const Word16<Fmt>& x, const Word16<Fmt>& grad) {
+void check_vector16(const VectorOf<Fmt>& x, const VectorOf<Fmt>& grad) {
   const RefFormat f = ref_format<Fmt>();
-  const Word16<Fmt> out = relu_word16<Fmt>(x);
-  const Word16<Fmt> grad_in = relu_backward_word16<Fmt>(grad, x);
-  for (int i = 0; i < Word16<Fmt>::kElements; ++i) {
+  const VectorOf<Fmt> out = relu_vector16<Fmt>(x);
+  const VectorOf<Fmt> grad_in = relu_backward_vector16<Fmt>(grad, x);
+  for (int i = 0; i < kElementsPerVector<Fmt>; ++i) {
     const uint64_t xi = element_of<Fmt>(x, i);
     const uint64_t gi = element_of<Fmt>(grad, i);
     g_checks += 2;
     if (element_of<Fmt>(out, i) != ref_relu(f, xi)) {
-      report("relu_word16", f, "", xi, uint64_t(i), element_of<Fmt>(out, i), ref_relu(f, xi));
+      report("relu_vector16", f, "", xi, uint64_t(i), element_of<Fmt>(out, i), ref_relu(f, xi));
     }
     if (element_of<Fmt>(grad_in, i) != ref_relu_backward(f, gi, xi)) {
-      report("relu_backward_word16", f, "", xi, gi, element_of<Fmt>(grad_in, i),
+      report("relu_backward_vector16", f, "", xi, gi, element_of<Fmt>(grad_in, i),
              ref_relu_backward(f, gi, xi));
     }
   }
@@ -170,18 +216,20 @@ template <typename Fmt>
 void check_words(int random_words) {
   using Word = typename Fmt::Word;
   for (int i = 0; i < random_words; ++i) check_word<Fmt>(random_word<Fmt, Word>());
-  // Word16 with each exhaustively-enumerable pattern in each element position.
+  // Vectors with each exhaustively-enumerable pattern in each element position.
   constexpr int kBits = Fmt::kLaneBits;
   if constexpr (kBits <= 16) {
     for (uint64_t pattern = 0; pattern <= lane_mask(kBits); ++pattern) {
-      Word16<Fmt> x = random_word16<Fmt>();
-      const int position = int(next_random() % Word16<Fmt>::kElements);
+      VectorOf<Fmt> x = random_vector16<Fmt>();
+      const int position = int(next_random() % kElementsPerVector<Fmt>);
       std::memcpy(reinterpret_cast<unsigned char*>(x.words) + position * (kBits / 8), &pattern,
                   kBits / 8);
-      check_word16<Fmt>(x, random_word16<Fmt>());
+      check_vector16<Fmt>(x, random_vector16<Fmt>());
     }
   }
-  for (int i = 0; i < random_words / 4; ++i) check_word16<Fmt>(random_word16<Fmt>(), random_word16<Fmt>());
+  for (int i = 0; i < random_words / 4; ++i) {
+    check_vector16<Fmt>(random_vector16<Fmt>(), random_vector16<Fmt>());
+  }
 }
 
 template <typename Fmt>

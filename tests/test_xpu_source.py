@@ -68,13 +68,13 @@ def run_checker(checker: Path, *args: str) -> str:
 
 def test_work_items_match_reference(items_checker):
     """Every dtype, every offset of each array within 16 bytes, in place, sizes around each
-    head/word/tail boundary, the real launch size and looping work-items, guard bytes."""
+    head/vector/tail boundary, the real launch size and looping work-items, guard bytes."""
     run_checker(items_checker)
 
 
 @pytest.mark.slow
 def test_work_items_index_past_2_31(items_checker):
-    """2^31 + 4099 int8 elements in place (2 GiB), fewer work-items than words."""
+    """2^31 + 4099 int8 elements in place (2 GiB), fewer work-items than vectors."""
     run_checker(items_checker, "--large")
 
 

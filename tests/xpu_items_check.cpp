@@ -2,12 +2,12 @@
 // work-item of a launch in turn, as the device would run them in some order, and compares
 // the result with the tests' reference (tests/element_reference.h). Covers every dtype, every
 // offset of each array within 16 bytes (aligned and mutually misaligned arrays), in place,
-// sizes around every head/word/tail boundary, the real launch size and small ones that make
+// sizes around every head/vector/tail boundary, the real launch size and small ones that make
 // each work-item loop, and guard bytes around the output that must stay untouched.
 //
 //   xpu_items_check <seed> [--large]
 //
-// --large: int8, 2^31 + 4099 elements in place (2 GiB), with fewer work-items than words,
+// --large: int8, 2^31 + 4099 elements in place (2 GiB), with fewer work-items than vectors,
 // so element indexes pass 2^31 inside the work-item loop. Exit status 0 when all match.
 #include <cinttypes>
 #include <climits>
@@ -82,18 +82,19 @@ std::string describe(const char* what, const char* name, int64_t n, int64_t item
   return s;
 }
 
-void check_split(const relu_kernel::FlatSplit& s, int64_t n, int element_size,
+void check_split(const relu_kernel::VectorSplit& s, int64_t n, int element_size,
                  const std::vector<const unsigned char*>& arrays, const std::string& where) {
   ++g_checks;
-  const int64_t per_vec16 = 16 / element_size;
-  if (s.head < 0 || s.vec16s < 0 || s.tail < 0 || s.head + s.vec16s * per_vec16 + s.tail != n) {
+  const int64_t per_vector = 16 / element_size;
+  if (s.head < 0 || s.vectors < 0 || s.tail < 0 || s.head + s.vectors * per_vector + s.tail != n ||
+      s.tail_start != s.head + s.vectors * per_vector) {
     fail(where + ": split does not cover n");
   }
-  if (s.vec16s > 0) {
+  if (s.vectors > 0) {
     for (const unsigned char* a : arrays) {
-      if (reinterpret_cast<uintptr_t>(a + s.head * element_size) % 16 != 0) fail(where + ": words unaligned");
+      if (reinterpret_cast<uintptr_t>(a + s.head * element_size) % 16 != 0) fail(where + ": vectors unaligned");
     }
-    if (s.head >= per_vec16 || s.tail >= per_vec16) fail(where + ": head or tail of a whole word");
+    if (s.head >= per_vector || s.tail >= per_vector) fail(where + ": head or tail of a whole vector");
   }
   const int64_t items = relu_kernel::launch_items(s);
   if (items % relu_kernel::kWorkGroupSize != 0 || items > INT_MAX || (n > 0 && items == 0)) {
@@ -114,7 +115,7 @@ void check_forward(int64_t n, int in_offset, int out_offset, bool in_place, int6
   const auto* src = reinterpret_cast<const Element*>(in_place ? out.data() : in.data());
   auto* dst = reinterpret_cast<Element*>(out.data());
   const void* arrays[] = {src, dst};
-  const relu_kernel::FlatSplit split = relu_kernel::split_flat(n, kSize, arrays, 2);
+  const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, kSize, arrays, 2);
   const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(split);
   const std::string where = describe(in_place ? "relu in place" : "relu", f.name, n, items,
                                      {in_offset, out_offset});
@@ -145,7 +146,7 @@ void check_backward(int64_t n, int grad_offset, int result_offset, int out_offse
   const auto* r = reinterpret_cast<const Element*>(result.data());
   auto* dst = reinterpret_cast<Element*>(out.data());
   const void* arrays[] = {g, r, dst};
-  const relu_kernel::FlatSplit split = relu_kernel::split_flat(n, kSize, arrays, 3);
+  const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, kSize, arrays, 3);
   const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(split);
   const std::string where =
       describe("relu_backward", f.name, n, items, {grad_offset, result_offset, out_offset});
@@ -175,7 +176,7 @@ void check_format() {
   for (int64_t n = 0; n <= 3 * 16 / kSize + 2; ++n) sizes.push_back(n);
   for (int64_t n : {63, 64, 65, 255, 256, 257, 1000, 4099}) sizes.push_back(n);
   sizes.push_back(int64_t(5000 + next_random() % 3000));
-  // 0: the real launch size; the others make every work-item loop over several words.
+  // 0: the real launch size; the others make every work-item loop over several vectors.
   const int64_t item_counts[] = {0, 1, 7, 256};
   for (int64_t n : sizes) {
     for (int64_t items : item_counts) {
@@ -205,10 +206,10 @@ void check_huge_splits() {
       for (uintptr_t offset : {0, 8}) {
         const void* arrays[] = {reinterpret_cast<const void*>(uintptr_t(1) << 20 | offset),
                                 reinterpret_cast<const void*>(uintptr_t(3) << 20 | offset)};
-        const relu_kernel::FlatSplit s = relu_kernel::split_flat(n, element_size, arrays, 2);
+        const relu_kernel::VectorSplit s = relu_kernel::split_flat(n, element_size, arrays, 2);
         const int64_t items = relu_kernel::launch_items(s);
         ++g_checks;
-        if (s.head + s.vec16s * (16 / element_size) + s.tail != n || items > INT_MAX ||
+        if (s.head + s.vectors * (16 / element_size) + s.tail != n || items > INT_MAX ||
             items < relu_kernel::kWorkGroupSize) {
           fail("huge split n=" + std::to_string(n) + " element size " + std::to_string(element_size));
         }
@@ -235,7 +236,7 @@ void check_large() {
   uint64_t r = 0;
   for (int64_t i = 0; i < n; ++i) p[i] = next_input(i, r);
   const void* arrays[] = {p, p};
-  const relu_kernel::FlatSplit split = relu_kernel::split_flat(n, 1, arrays, 2);
+  const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, 1, arrays, 2);
   for (int64_t item = 0; item < items; ++item) relu_kernel::relu_item<Ops>(split, p, p, item, items);
   g_rng_state = input_state;
   int64_t wrong = 0;

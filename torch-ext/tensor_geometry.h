@@ -7,14 +7,13 @@
 #include <torch/csrc/stable/tensor.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <numeric>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "relu-common/relu_dtypes.h"
+#include "torch-ext/layout_plan.h"
 
 namespace relu_binding {
 
@@ -33,7 +32,7 @@ struct Geometry {
   ScalarType dtype = ScalarType::Undefined;
   int32_t device_type = 0;
   int32_t device_index = 0;
-  bool dense = false;  // torch's is_non_overlapping_and_dense
+  bool dense = false;  // torch's is_non_overlapping_and_dense (layout_plan.h)
 
   explicit Geometry(const Tensor& t) {
     AtenTensorHandle h = t.get();
@@ -49,7 +48,7 @@ struct Geometry {
     strides = strides_ptr;
     dtype = t.scalar_type();
     for (int64_t d = 0; d < dim; ++d) numel *= sizes[d];
-    dense = is_dense();
+    dense = is_dense(dim, sizes, strides);
   }
 
   bool same_shape(const Geometry& other) const {
@@ -109,33 +108,6 @@ struct Geometry {
     }
   }
 
- private:
-  // Some permutation of the dimensions is contiguous. Dimensions of size 1 place nothing.
-  bool is_dense() const {
-    constexpr int64_t kInlineDims = 16;  // beyond this, an allocation
-    std::array<int64_t, kInlineDims> inline_order;
-    std::vector<int64_t> heap_order;
-    int64_t* order = inline_order.data();
-    if (dim > kInlineDims) {
-      heap_order.resize(size_t(dim));
-      order = heap_order.data();
-    }
-    // Insertion sort by stride: a handful of dimensions, and std::stable_sort would allocate
-    // a buffer on every call.
-    int64_t count = 0;
-    for (int64_t d = 0; d < dim; ++d) {
-      if (sizes[d] == 1) continue;
-      int64_t i = count++;
-      for (; i > 0 && strides[order[i - 1]] > strides[d]; --i) order[i] = order[i - 1];
-      order[i] = d;
-    }
-    int64_t expected = 1;
-    for (int64_t i = 0; i < count; ++i) {
-      if (strides[order[i]] != expected) return false;
-      expected *= sizes[order[i]];
-    }
-    return true;
-  }
 };
 
 // Whether the bytes of two tensors' elements can overlap (both have elements). Exact where

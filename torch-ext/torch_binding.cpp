@@ -2,8 +2,9 @@
 // Built against torch/csrc/stable and torch/headeronly only, with TORCH_TARGET_VERSION =
 // 2.11, so one binary loads on every torch from 2.11 on. The other jobs of the binding, one
 // file each: argument_checks.h (what a user can get wrong, rejected before any write),
-// tensor_geometry.h (sizes, strides, density, overlap), layout_plan.h (the walk over any
-// layout), backends.h (one adapter per device type). Autograd lives in Python
+// tensor_geometry.h (what a tensor is: sizes, strides, device, overlap), layout_plan.h (the
+// one stride order: density, a result's layout, the walk over any layout), backends.h (one
+// adapter per device type). Autograd lives in Python
 // (torch-ext/relu/functions.py): the stable ABI has no C++ autograd API.
 //
 //   relu(Tensor x) -> Tensor                          allocating
@@ -22,8 +23,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "registration.h"
 #include "relu-common/relu_dtypes.h"
@@ -50,46 +49,20 @@ Tensor empty_strided(const Geometry& g, const int64_t* strides) {
   return Tensor(handle);
 }
 
-// An uninitialised tensor of g's shape, as torch.empty_like(t) lays it out (and so as torch.relu(t)
-// allocates): t's strides when t is dense; else dense in t's stride order, by aten's
-// infer_dense_strides: dimensions sorted by stride with a stable insertion sort, equal strides
-// smaller size first, a zero stride never moving a dimension.
+// An uninitialised tensor of g's shape, as torch.empty_like(t) lays it out (and so as
+// torch.relu(t) allocates): t's strides when t is dense, else dense in t's stride order
+// (layout_plan.h).
 Tensor empty_with_layout_of(const Geometry& g) {
   if (g.dense) return empty_strided(g, g.strides);
-  std::vector<int64_t> perm(size_t(g.dim)), strides(size_t(g.dim));
-  for (int64_t i = 0; i < g.dim; ++i) perm[size_t(i)] = g.dim - 1 - i;  // innermost first
-  const auto should_swap = [&](int64_t d0, int64_t d1) {
-    const int64_t s0 = g.strides[d0], s1 = g.strides[d1];
-    if (s0 == 0 || s1 == 0) return 0;
-    if (s0 != s1) return s0 < s1 ? -1 : 1;
-    return g.sizes[d0] > g.sizes[d1] ? 1 : 0;
-  };
-  for (size_t i = 1; i < perm.size(); ++i) {
-    size_t d1 = i;
-    for (size_t d0 = i; d0-- > 0;) {
-      const int comparison = should_swap(perm[d0], perm[d1]);
-      if (comparison > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (comparison < 0) {
-        break;
-      }
-    }
-  }
-  int64_t stride = 1;
-  for (const int64_t d : perm) {
-    strides[size_t(d)] = stride;
-    if (g.sizes[d] > 1) stride *= g.sizes[d];
-  }
-  return empty_strided(g, strides.data());
+  return empty_strided(g, dense_strides_like(g.dim, g.sizes, g.strides).data());
 }
 
 // A dense copy of t (geometry g) in row-major order, sharing no memory with t.
 Tensor contiguous_copy(const Tensor& t, const Geometry& g) {
-  std::vector<int64_t> strides(size_t(g.dim));
+  DimArray strides(g.dim);
   int64_t stride = 1;
   for (int64_t d = g.dim; d-- > 0;) {
-    strides[size_t(d)] = stride;
+    strides[d] = stride;
     stride *= std::max<int64_t>(g.sizes[d], 1);
   }
   Tensor copy = empty_strided(g, strides.data());
@@ -109,8 +82,8 @@ void run_forward(const Tensor& x, const Geometry& gx, Tensor& out) {
 template <typename Backend>
 void walk_forward(const Tensor& x, const Geometry& gx, Tensor& out, const Geometry& go) {
   if constexpr (Backend::kWalksLayouts) {
-    const Geometry* operands[] = {&go, &gx};
-    if (const std::optional<StridedLayout> layout = strided_layout(operands, 2)) {
+    const int64_t* strides[] = {go.strides, gx.strides};
+    if (const std::optional<StridedLayout> layout = strided_layout(go.dim, go.sizes, strides, 2)) {
       Backend::strided_forward(gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(), *layout,
                                gx.device_index);
       return;
@@ -173,8 +146,8 @@ Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
   }
   const Geometry gi = gr.dense ? gr : Geometry(grad_in);
   if constexpr (Backend::kWalksLayouts) {
-    const Geometry* operands[] = {&gi, &gg, &gr};
-    if (const std::optional<StridedLayout> layout = strided_layout(operands, 3)) {
+    const int64_t* strides[] = {gi.strides, gg.strides, gr.strides};
+    if (const std::optional<StridedLayout> layout = strided_layout(gi.dim, gi.sizes, strides, 3)) {
       Backend::strided_backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
                                 grad_in.mutable_data_ptr(), *layout, gr.device_index);
       return grad_in;
