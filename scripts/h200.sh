@@ -2,7 +2,7 @@
 # Everything the CUDA backend needs from one call on the lent H200 (device tool), logs under
 # $OUT (default results/h200/run; at most 8 files come back from the device, so few):
 #
-#   scripts/h200.sh [tests] [l2band] [bench]     (no argument: tests)
+#   scripts/h200.sh [tests] [bench]     (no argument: tests)
 #
 # Before the call, on the dev machine: `../shared/device/fetch-wheels .whl` (kernels and
 # tomlkit as wheels), and name `.whl` in the call's carry. Here: the wheels go to .site
@@ -12,8 +12,6 @@
 #   tests   the whole suite, CUDA tests included (scripts/test.sh)      -> tests.log
 #           (a crashing test: its native stack                           -> crash_backtrace.txt)
 #           and the SASS of the built kernels' global loads/stores       -> device.txt
-#   l2band  the L2-band study (benchmarks/studies/l2_band/) on the built
-#           CUDA variant                                                -> l2_band.json, l2_band.md
 #   bench   kernels benchmark on this checkout                          -> bench.log
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,11 +31,6 @@ export PYTHONUNBUFFERED=1
 } > "$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 
-# The study's library compiles while the package builds (16 cores; each is one nvcc job).
-if wants l2band; then
-  python3 benchmarks/studies/l2_band/l2_band.py --build > /tmp/l2band_build.log 2>&1 &
-  l2band_build=$!
-fi
 start=$SECONDS
 python3 scripts/build_variant.py --backend cpu > /tmp/build_cpu.log 2>&1 &
 cpu_build=$!
@@ -72,11 +65,6 @@ if wants tests; then
       --args python3 -m pytest -q -p no:cacheprovider "$crashed" 2>&1 | grep -vE "^\[(New|Thread|Detaching)" \
       | tail -150 >> "$OUT/crash_backtrace.txt"
   fi
-fi
-if wants l2band; then
-  wait $l2band_build || { cat /tmp/l2band_build.log; exit 1; }
-  variant=$(ls -d build/*-cu1*-x86_64-linux | head -1)
-  python3 benchmarks/studies/l2_band/l2_band.py --out "$OUT" --variant-dir "$variant" 2>&1
 fi
 if wants bench; then
   python3 scripts/kernels_cli_offline.py benchmark . 2>&1 | tee "$OUT/bench.log"

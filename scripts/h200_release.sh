@@ -27,7 +27,6 @@
 #            run, and compute_70 PTX, which the driver JIT-compiles for it. That PTX is what
 #            the sm_70/sm_75 cubins are assembled from (the 16-bit __hmax2 branch is sm_80+ only),
 #            run on a GPU                                                  -> ptx70.log
-#   checkforms   the CUDA dense forms bit for bit at the policy's edges (l2_band/check_forms.py) -> check_forms.*
 #   cu12compare  cu124 beside cu130 in one process (benchmarks/compare.py)  -> compare_cuda.json
 # RELU_PYTEST_ARGS goes to every pytest call (e.g. "-n 8": pytest-xdist is on the H200 image).
 set -uo pipefail
@@ -77,10 +76,6 @@ for stage in $stages; do
           tests/test_views.py tests/test_new_dtypes.py tests/test_autograd.py > "$OUT/ptx70.log" 2>&1
       status=$((status | $?))
       tail -15 "$OUT/ptx70.log" ;;
-    checkforms)  # the dense forms of the CUDA launch policy, bit for bit, at every edge
-      python3 benchmarks/studies/l2_band/check_forms.py --variant-dir $kernel --out "$OUT" > "$OUT/check_forms.txt" 2>&1
-      status=$((status | $?))
-      tail -1 "$OUT/check_forms.txt" ;;
     compare)  # two builds of the package side by side
       python3 benchmarks/compare.py --device cuda --modes hot cold --build "new=$RELU_COMPARE_NEW" \
         --build "old=$RELU_COMPARE_OLD" --repeats ${RELU_COMPARE_REPEATS:-7} --out "$OUT/compare" 2>&1 | tail -5 ;;

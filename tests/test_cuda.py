@@ -170,3 +170,42 @@ def test_sizes_around_the_grid(cuda_kernel, dtype):
                 out = poisoned_like(x)
                 cuda_kernel.relu(x, out=out)
                 assert_bitwise_equal(out, reference_relu(x))
+
+
+def dense_policy_edges(element_bytes: int) -> list[int]:
+    """Element counts on both sides of every edge of the CUDA dense policy on this device
+    (relu-cuda/launch_policy.h): one tile (256 vectors), the wave edge between the 1 x 256 and
+    2 x 128 tiles (one vector per resident thread), and the streaming threshold (the forward
+    footprint, input + output, at 3/4 of the L2: 3/8 of it per tensor)."""
+    props = torch.cuda.get_device_properties(0)
+    per_vector = 16 // element_bytes
+    tile = 256 * per_vector
+    wave = props.multi_processor_count * props.max_threads_per_multi_processor * per_vector
+    threshold = (3 * props.L2_cache_size // 8) // element_bytes
+    counts = {1, per_vector - 1, per_vector + 1, tile - 1, tile, tile + 1, 3 * tile + 5}
+    for edge in (wave, threshold):
+        counts |= {edge - per_vector - 1, edge - 1, edge, edge + 1, edge + per_vector + 1}
+    return sorted(counts)
+
+
+@pytest.mark.parametrize("dtype", SUPPORTED_DTYPES, ids=str)
+def test_dense_policy_edges(cuda_kernel, dtype):
+    """Every dense form at the counts where the policy changes form, at offsets 0, 1 and 3 (a
+    head and a tail), out=, allocating and in place; the backward below its own threshold."""
+    for n in dense_policy_edges(torch.empty((), dtype=dtype).element_size()):
+        base = random_input(n + 3, dtype, "cuda")
+        for offset in (0, 1, 3):
+            x = base[offset:offset + n]
+            want = reference_relu(x)
+            out = poisoned_like(x)
+            cuda_kernel.relu(x, out=out)
+            assert_bitwise_equal(out, want)
+            assert_bitwise_equal(cuda_kernel.relu(x), want)
+            in_place = x.clone()
+            cuda_kernel.relu(in_place, out=in_place)
+            assert_bitwise_equal(in_place, want)
+        if dtype in FLOAT_DTYPES and n * x.element_size() <= 16 * 2**20:
+            leaf = base[1:1 + n].detach().clone().requires_grad_()
+            grad = random_input(n, dtype, "cuda", specials=False)
+            cuda_kernel.relu(leaf).backward(grad)
+            assert_bitwise_equal(leaf.grad, reference_relu_backward(grad, leaf.detach()))

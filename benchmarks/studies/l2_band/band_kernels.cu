@@ -31,7 +31,7 @@
 
 namespace band {
 
-using relu_kernel::Vector16;
+using Vector16 = uint4;  // the runtime's 16-byte type: plain LDG.E.128 / STG.E.128
 
 enum Dtype : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2, kInt8 = 3 };
 enum class Kind { kTile, kTileL2Prefetch, kProduct, kCopy };
@@ -41,7 +41,10 @@ __device__ __forceinline__ Vector16 apply(Vector16 v) {
   if constexpr (kCopy) {
     return v;
   } else {
-    return relu_kernel::as_vector16<Fmt>(relu_kernel::relu_word16_gpu<Fmt>(relu_kernel::as_word16<Fmt>(v)));
+    using Words = relu_kernel::Vector16<uint32_t>;
+    const Words w = relu_kernel::as_words<uint32_t>(relu_kernel::relu_vector16_gpu<Fmt>(
+        relu_kernel::as_words<typename Fmt::Word>(Words{{v.x, v.y, v.z, v.w}})));
+    return uint4{w.words[0], w.words[1], w.words[2], w.words[3]};
   }
 }
 
@@ -75,7 +78,8 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(const Vector16* in, Vect
 // The product's elementwise_vector16_tile (relu-cuda/relu_cuda.cu at 4f2ef0b) written out with
 // the same parameters and order of work, for an aligned pair (no shifted input).
 template <typename Fmt, int kVectors>
-__global__ void product_kernel(relu_kernel::Pass<Fmt, 1> pass, relu_kernel::VectorSplit split) {
+__global__ void product_kernel(relu_kernel::Pass<typename Fmt::Storage, 1> pass,
+                               relu_kernel::VectorSplit split) {
   const Vector16* in = reinterpret_cast<const Vector16*>(pass.in[0] + split.head);
   Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
   const int32_t n = int32_t(split.vectors);
@@ -121,7 +125,7 @@ int launch(const void* in_ptr, void* out_ptr, int64_t n, cudaStream_t stream) {
   const int64_t per_block = int64_t(kThreads) * kVectors;
   const unsigned blocks = unsigned(vectors == 0 ? 1 : (vectors + per_block - 1) / per_block);
   if constexpr (kKind == Kind::kProduct) {
-    const relu_kernel::Pass<Fmt, 1> pass{{in}, out, n};
+    const relu_kernel::Pass<Storage, 1> pass{{in}, out, n};
     const relu_kernel::VectorSplit split = relu_kernel::split_for_vectors(n, 0, int(sizeof(Storage)));
     product_kernel<Fmt, kVectors><<<blocks, kThreads, 0, stream>>>(pass, split);
   } else {
