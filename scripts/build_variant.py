@@ -150,6 +150,18 @@ __all__ = list(_package.__all__)
 # Python limited API of the oldest Python kernels supports; the .so is then `.abi3.so`.
 PY_LIMITED_API = "0x03090000"
 
+# manylinux_2_28 (glibc >= 2.28, torch's own wheels' floor) for a build on a newer glibc: a
+# compat object linked into every compiled variant, and the link flags it works with. See
+# docs/build.md ("glibc") and the file itself for why each symbol is handled as it is.
+GLIBC_COMPAT_SOURCE = ROOT / "scripts" / "toolchains" / "manylinux_2_28.cpp"
+GLIBC_COMPAT_LDFLAGS = [
+    # Calls of these go to the compat object's __wrap_*, which call the base-version symbol.
+    "-Wl,--wrap=dlsym", "-Wl,--wrap=pthread_once",
+    # Where the base versions live before glibc 2.34 (since then libc.so.6 holds them too and
+    # these are empty stubs): needed whether or not this glibc resolves anything from them.
+    "-Wl,--no-as-needed", "-l:libdl.so.2", "-l:libpthread.so.0", "-Wl,--as-needed",
+]
+
 
 def read_build_toml() -> dict:
     from kernels._rust import Build
@@ -408,7 +420,7 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
         extra_cflags=cflags,
         extra_cuda_cflags=cuda_cflags,
         # Only libraries the extension uses end up needed (not libtorch_python).
-        extra_ldflags=["-Wl,--as-needed"],
+        extra_ldflags=["-Wl,--as-needed", *GLIBC_COMPAT_LDFLAGS],
         build_directory=str(object_dir),
         with_cuda=backend == "cuda",
         is_python_module=False,
@@ -455,7 +467,8 @@ def cross_compile_extension(ext_id: str, backend: str, sources: list[Path], arch
     torch_lib = cross.torch_site / "torch" / "lib"
     # Only libraries the extension uses end up needed, as for the native build; -rpath-link
     # lets ld follow torch's own NEEDED entries to the nvidia-* wheels.
-    link = [cross.cxx, "-shared", *objects, "-Wl,--as-needed", f"-L{torch_lib}", "-lc10", "-ltorch_cpu", "-ltorch",
+    link = [cross.cxx, "-shared", *objects, "-Wl,--as-needed", *GLIBC_COMPAT_LDFLAGS,
+            f"-L{torch_lib}", "-lc10", "-ltorch_cpu", "-ltorch",
             *(f"-Wl,-rpath-link,{lib}" for lib in sorted((cross.torch_site / "nvidia").glob("*/lib")))]
     if backend == "cuda":
         link += [f"-L{cross.cuda_top / 'targets' / f'{cross.machine}-linux' / 'lib'}",
@@ -559,7 +572,8 @@ def main() -> None:
         sys.exit(f"build.toml does not list backend {backend}")
     variant = variant_name(config, backend, cross)
     archs = cuda_archs(config, args.cuda_archs, cross.nvcc if cross else None) if backend == "cuda" else []
-    sources = sources_for(config, backend)
+    # build.toml's lists, and the compat object this build (not kernel-builder's) links in.
+    sources = [*sources_for(config, backend), GLIBC_COMPAT_SOURCE]
     stable = stable_abi_version(config, backend)
     uid = source_uid(sources, [backend, *archs, str(stable)] + ([cross.machine] if cross else []))
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
