@@ -297,11 +297,48 @@ def noarch_variant_name(backend_name: str) -> str:
     name = variant.variant_str
     if parse_variant(name) != variant:
         sys.exit(f"kernels does not read {name} back as the variant staged")
-    if backend_name == "cpu" or torch.version.cuda is not None:
+    if backend_name == "cpu" or (backend_name == "cuda" and torch.version.cuda is not None):
         _, trace = resolve_variant([variant], backend=backend_name)
-        if not isinstance(trace[0], VariantAccepted):
-            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    elif backend_name == "xpu":
+        # No XPU torch here: judged as on one (kernels' own resolver, the system given).
+        from kernels.backends import XPU
+        from kernels.variants import _resolve_variant_for_system
+
+        _, trace = _resolve_variant_for_system(
+            [variant], selected_backend=XPU(version=Version("2026.1")), cpu=platform.machine(), os="linux",
+            torch_version=Version(torch.__version__.split("+")[0]), torch_cxx11_abi=True, tvm_ffi_version=None)
+    else:
+        return name
+    if not isinstance(trace[0], VariantAccepted):
+        sys.exit(f"kernels would not load {name} on a {backend_name} torch: {trace[0].reason}")
     return name
+
+
+# metadata.json's kernels-minver: the oldest kernels release that loads the variant and
+# passes its contract tests, found by trying older releases from PyPI (docs/build.md,
+# "metadata.json"). Stable-ABI variant names came with kernels 0.15; noarch ones load older.
+KERNELS_MINVER_COMPILED = "0.15.1"
+KERNELS_MINVER_NOARCH = "0.15.1"
+
+# provenance.kernel-builder.version: kernels requires one. No kernel-builder built this: the
+# build is this source's own script, so the kernel's commit below identifies it too.
+BUILDER = "none: scripts/build_variant.py of the kernel source"
+
+
+def source_provenance() -> dict | None:
+    """metadata.json's provenance: this checkout's commit, and whether its tree had changes
+    not committed (tracked or untracked files, ignored ones aside: build outputs, venvs),
+    for which kernels warns on load. None outside a git checkout (a copied tree): kernels
+    then knows no commit, as for any build of unknown source."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain", "--untracked-files=normal").strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {"kernel-builder": {"version": BUILDER}, "kernel": {"commit": commit, "dirty": dirty}}
 
 
 def python_package(config: dict) -> Path:
@@ -511,11 +548,15 @@ def write_variant(config: dict, ext_id: str, backend: str, library: Path | None,
         "name": name,
         "id": ext_id,
         "version": config["general"]["version"],
+        "kernels-minver": KERNELS_MINVER_COMPILED if library is not None else KERNELS_MINVER_NOARCH,
         "license": config["general"]["license"],
         "upstream": config["general"].get("upstream"),
+        "source": config["general"].get("source"),
         "python-depends": config["general"].get("python-depends", []),
+        "kernel-depends": [],
         "backend": backend_info,
         "digest": {"algorithm": str(digest.algorithm), "files": digest.files},
+        "provenance": source_provenance(),
     }
     metadata_path = variant_dir / "metadata.json"
     metadata_path.write_text(json.dumps({k: v for k, v in metadata.items() if v is not None}, indent=2) + "\n")
@@ -537,8 +578,9 @@ def stage_noarch(config: dict, backend: str, build_dir: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", choices=["cpu", "cuda"], default=None,
-                        help="default: cuda when torch is a CUDA build, else cpu")
+    parser.add_argument("--backend", choices=["cpu", "cuda", "xpu"], default=None,
+                        help="default: cuda when torch is a CUDA build, else cpu (xpu: --noarch only, "
+                             "as no SYCL compiler is reachable)")
     parser.add_argument("--cuda-archs", nargs="+", default=None,
                         help="compile for these capabilities only, e.g. 9.0 or 7.0+PTX (default: "
                              "kernel-builder's archs for this nvcc from build.toml)")
@@ -563,6 +605,8 @@ def main() -> None:
     if args.noarch:
         stage_noarch(config, backend, args.build_dir.resolve())
         return
+    if backend == "xpu":
+        parser.error("--backend xpu: only its noarch variant can be built here (--noarch)")
     if args.cuda_toolchain:  # before torch.utils.cpp_extension reads CUDA_HOME
         printed = subprocess.run([str(args.cuda_toolchain)], stdout=subprocess.PIPE, text=True, check=True)
         os.environ["CUDA_HOME"] = printed.stdout.strip().splitlines()[-1]

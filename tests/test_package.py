@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import KERNEL_ROOT, ROOT, runs_kernels_benchmark
+from conftest import KERNEL_ROOT, PREBUILT, ROOT, runs_kernels_benchmark
 from reference import assert_bitwise_equal, random_input, reference_relu
 
 sys.path.insert(0, str(ROOT / "scripts"))
+import build_variant  # noqa: E402
 import release_set  # noqa: E402
 
 
@@ -101,6 +102,72 @@ def test_variant_layout_and_metadata(variant_dir, backend, kernel, noarch):
         str(p.relative_to(variant_dir)) for p in variant_dir.rglob("*")
         if p.is_file() and p.name != "metadata.json" and "__pycache__" not in p.parts
     }
+
+
+def git_state() -> tuple[str, bool] | None:
+    """This checkout's (HEAD commit, tree has uncommitted changes), as the build reads them;
+    None outside a git checkout."""
+    provenance = build_variant.source_provenance()
+    return None if provenance is None else (provenance["kernel"]["commit"], provenance["kernel"]["dirty"])
+
+
+@pytest.mark.parametrize("name", [v.name for v in release_set.RELEASE])
+def test_metadata_fields_kernels_reads(name):
+    """Every variant of the release set that is here (a staged release: all of them), read
+    by kernels' own parser: kernels-minver (its MinverValidator refuses an older kernels),
+    source (build.toml's, a git URL), provenance (the source commit, and whether the tree
+    was dirty: kernels warns on load then)."""
+    from kernels._rust import Metadata
+
+    variant = KERNEL_ROOT / "build" / name
+    if not variant.is_dir():
+        pytest.skip(f"{name} is not built here")
+    metadata = Metadata.read_from_file(variant / "metadata.json")
+    raw = json.loads((variant / "metadata.json").read_text())
+    general = tomllib.loads((ROOT / "build.toml").read_text())["general"]
+    noarch = release_set.variant(name).noarch
+    expected_minver = build_variant.KERNELS_MINVER_NOARCH if noarch else build_variant.KERNELS_MINVER_COMPILED
+    assert str(metadata.kernels_minver) == expected_minver == raw["kernels-minver"]
+    assert raw["source"] == general["source"] and metadata.source is not None
+    provenance = metadata.provenance
+    assert provenance is not None, "no provenance: built outside a git checkout?"
+    assert re.fullmatch(r"[0-9a-f]{40}", provenance.kernel.commit)
+    assert provenance.dirty == provenance.kernel.dirty == raw["provenance"]["kernel"]["dirty"]
+    here = git_state()
+    if not PREBUILT and here is not None:  # built by this session from this tree
+        assert (provenance.kernel.commit, provenance.kernel.dirty) == here
+
+
+def test_kernels_acts_on_minver_and_dirty(variant_dir, tmp_path, caplog):
+    """The two fields do what kernels does with them on load (its default validators, which
+    get_kernel and get_local_kernel run before importing): a kernels-minver above the
+    installed kernels refuses, a dirty provenance warns. The variant's own metadata, those
+    fields changed, in a copy."""
+    import logging
+
+    from kernels._rust import Metadata
+    from kernels.validate import DirtyValidator, MinverValidator, default_metadata_validators
+
+    kinds = {type(v) for v in default_metadata_validators()}
+    assert {MinverValidator, DirtyValidator} <= kinds, kinds
+
+    def with_fields(minver: str, dirty: bool) -> Metadata:
+        raw = json.loads((variant_dir / "metadata.json").read_text())
+        raw["kernels-minver"] = minver
+        raw["provenance"]["kernel"]["dirty"] = dirty
+        path = tmp_path / f"{minver}-{dirty}.json"
+        path.write_text(json.dumps(raw))
+        return Metadata.read_from_file(path)
+
+    as_built = Metadata.read_from_file(variant_dir / "metadata.json")
+    MinverValidator().validate_metadata(metadata=as_built, variant=variant_dir.name)  # this kernels loads it
+    with pytest.raises(RuntimeError, match=r"requires kernels>=99\.0\.0"):
+        MinverValidator().validate_metadata(metadata=with_fields("99.0.0", False), variant=variant_dir.name)
+    with caplog.at_level(logging.WARNING):
+        DirtyValidator().validate_metadata(metadata=with_fields("0.15.1", False), variant=variant_dir.name)
+        assert "dirty" not in caplog.text
+        DirtyValidator().validate_metadata(metadata=with_fields("0.15.1", True), variant=variant_dir.name)
+    assert "was built from a dirty git tree (kernel source had uncommitted changes)" in caplog.text
 
 
 def test_public_api(kernel):
