@@ -333,6 +333,16 @@ def test_xpu_variant_is_refused_off_xpu(system_backend):
     assert isinstance(trace[0], VariantRejected), trace[0]
 
 
+@pytest.mark.parametrize("torch_version", ["2.9", "2.14"])
+def test_rocm_torch_gets_nothing_but_the_cpu_variants(torch_version):
+    """ROCm stays out (nothing here can build, run or measure for AMD GPUs): kernels accepts
+    no variant on a ROCm torch, so get_kernel raises; backend="cpu" gets the CPU variant, for
+    CPU tensors, as the card says."""
+    system = System(torch_version, "rocm64")
+    assert pick(RELEASE, system) is None
+    assert pick(RELEASE, system, asks_backend="cpu") == (CPU if torch_version != "2.9" else "torch-cpu")
+
+
 def test_kernels_sees_the_xpu_it_is_told():
     """tests/kernels_sees_cuda with RELU_TEST_KERNELS_XPU, as scripts/release.sh's XPU pass
     runs the suite: a fresh interpreter's kernels sees an XPU torch and its own resolver picks
