@@ -315,10 +315,12 @@ def noarch_variant_name(backend_name: str) -> str:
 
 
 # metadata.json's kernels-minver: the oldest kernels release that loads the variant and
-# passes its contract tests, found by trying older releases from PyPI (docs/build.md,
-# "metadata.json"). Stable-ABI variant names came with kernels 0.15; noarch ones load older.
+# passes its contract tests, found by trying older releases from PyPI (scripts/
+# kernels_minver.sh; docs/build.md, "metadata.json"). kernels 0.14.1 does not read the
+# torch-stable-abi names (it takes a noarch variant instead); it passes the noarch ones,
+# which 0.13.0 loads without the _ops the contract tests reach.
 KERNELS_MINVER_COMPILED = "0.15.1"
-KERNELS_MINVER_NOARCH = "0.15.1"
+KERNELS_MINVER_NOARCH = "0.14.1"
 
 # provenance.kernel-builder.version: kernels requires one. No kernel-builder built this: the
 # build is this source's own script, so the kernel's commit below identifies it too.
