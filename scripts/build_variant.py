@@ -4,7 +4,7 @@ kernel-builder produces (see docs/build.md), without Nix.
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
                                     [--cuda-toolchain scripts/toolchains/cuda12.sh]
     python scripts/build_variant.py --target aarch64 [--backend cpu|cuda] ...   # cross-build
-    python scripts/build_variant.py --noarch [--backend cpu|cuda]      (build/torch-<backend>)
+    python scripts/build_variant.py --noarch [--backend cpu|cuda|xpu]  (build/torch-<backend>)
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
@@ -22,7 +22,12 @@ What comes from where:
 
 --noarch stages kernel-builder's noarch variant of a backend instead (what a [torch-noarch]
 project builds): the same Python package, no binary, and an _ops.py that registers the ops
-from Python (torch-ext/relu/_noarch.py: Triton on CUDA tensors, torch ops on CPU tensors).
+from Python (torch-ext/relu/_noarch.py: Triton on CUDA tensors, torch ops on CPU tensors;
+for xpu, torch ops).
+
+Every compiled variant links scripts/toolchains/manylinux_2_28.cpp, so that a build on this
+machine's glibc runs on glibc 2.28 (docs/build.md, "glibc"); metadata.json carries the
+source commit and kernels-minver (docs/build.md, "metadata.json").
 """
 
 from __future__ import annotations
@@ -327,13 +332,13 @@ KERNELS_MINVER_NOARCH = "0.14.1"
 BUILDER = "none: scripts/build_variant.py of the kernel source"
 
 
-def source_provenance() -> dict | None:
-    """metadata.json's provenance: this checkout's commit, and whether its tree had changes
+def source_provenance(root: Path = ROOT) -> dict | None:
+    """metadata.json's provenance: the checkout's commit, and whether its tree had changes
     not committed (tracked or untracked files, ignored ones aside: build outputs, venvs),
     for which kernels warns on load. None outside a git checkout (a copied tree): kernels
     then knows no commit, as for any build of unknown source."""
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
 
     try:
         commit = git("rev-parse", "HEAD").strip()
@@ -621,7 +626,7 @@ def main() -> None:
     # build.toml's lists, and the compat object this build (not kernel-builder's) links in.
     sources = [*sources_for(config, backend), GLIBC_COMPAT_SOURCE]
     stable = stable_abi_version(config, backend)
-    uid = source_uid(sources, [backend, *archs, str(stable)] + ([cross.machine] if cross else []))
+    uid = source_uid(sources, [backend, *archs, str(stable), *GLIBC_COMPAT_LDFLAGS] + ([cross.machine] if cross else []))
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
 
     import torch

@@ -109,11 +109,34 @@ def test_variant_layout_and_metadata(variant_dir, backend, kernel, noarch):
     }
 
 
-def git_state() -> tuple[str, bool] | None:
-    """This checkout's (HEAD commit, tree has uncommitted changes), as the build reads them;
-    None outside a git checkout."""
-    provenance = build_variant.source_provenance()
-    return None if provenance is None else (provenance["kernel"]["commit"], provenance["kernel"]["dirty"])
+def test_provenance_reads_the_commit_and_any_uncommitted_change(tmp_path):
+    """The build's provenance of a source tree: its HEAD, dirty for a changed or untracked
+    file, clean again once ignored or committed; none outside git."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert build_variant.source_provenance(tmp_path) is None
+    git("init", "-q")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "kernel.cpp").write_text("int a;\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    def state() -> tuple[str, bool]:
+        kernel = build_variant.source_provenance(tmp_path)["kernel"]
+        return kernel["commit"], kernel["dirty"]
+
+    assert state() == (git("rev-parse", "HEAD"), False)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "out.so").write_text("ignored")
+    assert state()[1] is False, "an ignored build output is not a change"
+    (tmp_path / "new.h").write_text("untracked")
+    assert state()[1] is True
+    (tmp_path / "new.h").unlink()
+    (tmp_path / "kernel.cpp").write_text("int b;\n")
+    assert state()[1] is True
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+    assert state() == (git("rev-parse", "HEAD"), False)
 
 
 @pytest.mark.parametrize("name", [v.name for v in release_set.RELEASE])
@@ -138,9 +161,9 @@ def test_metadata_fields_kernels_reads(name):
     assert provenance is not None, "no provenance: built outside a git checkout?"
     assert re.fullmatch(r"[0-9a-f]{40}", provenance.kernel.commit)
     assert provenance.dirty == provenance.kernel.dirty == raw["provenance"]["kernel"]["dirty"]
-    here = git_state()
+    here = build_variant.source_provenance()
     if not PREBUILT and here is not None:  # built by this session from this tree
-        assert (provenance.kernel.commit, provenance.kernel.dirty) == here
+        assert provenance.kernel.commit == here["kernel"]["commit"]
 
 
 def test_kernels_acts_on_minver_and_dirty(variant_dir, tmp_path, caplog):
