@@ -322,8 +322,8 @@ def noarch_variant_name(backend_name: str) -> str:
 # metadata.json's kernels-minver: the oldest kernels release that loads the variant and
 # passes its contract tests, found by trying older releases from PyPI (scripts/
 # kernels_minver.sh; docs/build.md, "metadata.json"). kernels 0.14.1 does not read the
-# torch-stable-abi names (it takes a noarch variant instead); it passes the noarch ones,
-# which 0.13.0 loads without the _ops the contract tests reach.
+# torch-stable-abi names (it takes a noarch variant instead); it passes the noarch ones.
+# 0.13.0 loads a second variant of the package in one process without its _ops module.
 KERNELS_MINVER_COMPILED = "0.15.1"
 KERNELS_MINVER_NOARCH = "0.14.1"
 
