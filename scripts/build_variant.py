@@ -4,7 +4,7 @@ kernel-builder produces (see docs/build.md), without Nix.
     python scripts/build_variant.py [--backend cpu|cuda] [--cuda-archs 9.0 ...]
                                     [--cuda-toolchain scripts/toolchains/cuda12.sh]
     python scripts/build_variant.py --target aarch64 [--backend cpu|cuda] ...   # cross-build
-    python scripts/build_variant.py --noarch [--backend cpu|cuda]      (build/torch-<backend>)
+    python scripts/build_variant.py --noarch [--backend cpu|cuda|xpu]  (build/torch-<backend>)
 
 What comes from where:
   - what to compile: build.toml, validated by kernels' own parser (kernels._rust.Build);
@@ -22,7 +22,12 @@ What comes from where:
 
 --noarch stages kernel-builder's noarch variant of a backend instead (what a [torch-noarch]
 project builds): the same Python package, no binary, and an _ops.py that registers the ops
-from Python (torch-ext/relu/_noarch.py: Triton on CUDA tensors, torch ops on CPU tensors).
+from Python (torch-ext/relu/_noarch.py: Triton on CUDA tensors, torch ops on CPU tensors;
+for xpu, torch ops).
+
+Every compiled variant links scripts/toolchains/manylinux_2_28.cpp, so that a build on this
+machine's glibc runs on glibc 2.28 (docs/build.md, "glibc"); metadata.json carries the
+source commit and kernels-minver (docs/build.md, "metadata.json").
 """
 
 from __future__ import annotations
@@ -149,6 +154,18 @@ __all__ = list(_package.__all__)
 
 # Python limited API of the oldest Python kernels supports; the .so is then `.abi3.so`.
 PY_LIMITED_API = "0x03090000"
+
+# manylinux_2_28 (glibc >= 2.28, torch's own wheels' floor) for a build on a newer glibc: a
+# compat object linked into every compiled variant, and the link flags it works with. See
+# docs/build.md ("glibc") and the file itself for why each symbol is handled as it is.
+GLIBC_COMPAT_SOURCE = ROOT / "scripts" / "toolchains" / "manylinux_2_28.cpp"
+GLIBC_COMPAT_LDFLAGS = [
+    # Calls of these go to the compat object's __wrap_*, which call the base-version symbol.
+    "-Wl,--wrap=dlsym", "-Wl,--wrap=pthread_once",
+    # Where the base versions live before glibc 2.34 (since then libc.so.6 holds them too and
+    # these are empty stubs): needed whether or not this glibc resolves anything from them.
+    "-Wl,--no-as-needed", "-l:libdl.so.2", "-l:libpthread.so.0", "-Wl,--as-needed",
+]
 
 
 def read_build_toml() -> dict:
@@ -285,11 +302,50 @@ def noarch_variant_name(backend_name: str) -> str:
     name = variant.variant_str
     if parse_variant(name) != variant:
         sys.exit(f"kernels does not read {name} back as the variant staged")
-    if backend_name == "cpu" or torch.version.cuda is not None:
+    if backend_name == "cpu" or (backend_name == "cuda" and torch.version.cuda is not None):
         _, trace = resolve_variant([variant], backend=backend_name)
-        if not isinstance(trace[0], VariantAccepted):
-            sys.exit(f"kernels would not load {name} here: {trace[0].reason}")
+    elif backend_name == "xpu":
+        # No XPU torch here: judged as on one (kernels' own resolver, the system given).
+        from kernels.backends import XPU
+        from kernels.variants import _resolve_variant_for_system
+
+        _, trace = _resolve_variant_for_system(
+            [variant], selected_backend=XPU(version=Version("2026.1")), cpu=platform.machine(), os="linux",
+            torch_version=Version(torch.__version__.split("+")[0]), torch_cxx11_abi=True, tvm_ffi_version=None)
+    else:
+        return name
+    if not isinstance(trace[0], VariantAccepted):
+        sys.exit(f"kernels would not load {name} on a {backend_name} torch: {trace[0].reason}")
     return name
+
+
+# metadata.json's kernels-minver: the oldest kernels release that loads the variant and
+# passes its contract tests, found by trying older releases from PyPI (scripts/
+# kernels_minver.sh; docs/build.md, "metadata.json"). kernels 0.14.1 does not read the
+# torch-stable-abi names (it takes a noarch variant instead); it passes the noarch ones.
+# 0.13.0 loads a second variant of the package in one process without its _ops module.
+KERNELS_MINVER_COMPILED = "0.15.1"
+KERNELS_MINVER_NOARCH = "0.14.1"
+
+# provenance.kernel-builder.version: kernels requires one. No kernel-builder built this: the
+# build is this source's own script, so the kernel's commit below identifies it too.
+BUILDER = "none: scripts/build_variant.py of the kernel source"
+
+
+def source_provenance(root: Path = ROOT) -> dict | None:
+    """metadata.json's provenance: the checkout's commit, and whether its tree had changes
+    not committed (tracked or untracked files, ignored ones aside: build outputs, venvs),
+    for which kernels warns on load. None outside a git checkout (a copied tree): kernels
+    then knows no commit, as for any build of unknown source."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain", "--untracked-files=normal").strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {"kernel-builder": {"version": BUILDER}, "kernel": {"commit": commit, "dirty": dirty}}
 
 
 def python_package(config: dict) -> Path:
@@ -408,7 +464,7 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
         extra_cflags=cflags,
         extra_cuda_cflags=cuda_cflags,
         # Only libraries the extension uses end up needed (not libtorch_python).
-        extra_ldflags=["-Wl,--as-needed"],
+        extra_ldflags=["-Wl,--as-needed", *GLIBC_COMPAT_LDFLAGS],
         build_directory=str(object_dir),
         with_cuda=backend == "cuda",
         is_python_module=False,
@@ -455,7 +511,8 @@ def cross_compile_extension(ext_id: str, backend: str, sources: list[Path], arch
     torch_lib = cross.torch_site / "torch" / "lib"
     # Only libraries the extension uses end up needed, as for the native build; -rpath-link
     # lets ld follow torch's own NEEDED entries to the nvidia-* wheels.
-    link = [cross.cxx, "-shared", *objects, "-Wl,--as-needed", f"-L{torch_lib}", "-lc10", "-ltorch_cpu", "-ltorch",
+    link = [cross.cxx, "-shared", *objects, "-Wl,--as-needed", *GLIBC_COMPAT_LDFLAGS,
+            f"-L{torch_lib}", "-lc10", "-ltorch_cpu", "-ltorch",
             *(f"-Wl,-rpath-link,{lib}" for lib in sorted((cross.torch_site / "nvidia").glob("*/lib")))]
     if backend == "cuda":
         link += [f"-L{cross.cuda_top / 'targets' / f'{cross.machine}-linux' / 'lib'}",
@@ -498,11 +555,15 @@ def write_variant(config: dict, ext_id: str, backend: str, library: Path | None,
         "name": name,
         "id": ext_id,
         "version": config["general"]["version"],
+        "kernels-minver": KERNELS_MINVER_COMPILED if library is not None else KERNELS_MINVER_NOARCH,
         "license": config["general"]["license"],
         "upstream": config["general"].get("upstream"),
+        "source": config["general"].get("source"),
         "python-depends": config["general"].get("python-depends", []),
+        "kernel-depends": [],
         "backend": backend_info,
         "digest": {"algorithm": str(digest.algorithm), "files": digest.files},
+        "provenance": source_provenance(),
     }
     metadata_path = variant_dir / "metadata.json"
     metadata_path.write_text(json.dumps({k: v for k, v in metadata.items() if v is not None}, indent=2) + "\n")
@@ -524,8 +585,9 @@ def stage_noarch(config: dict, backend: str, build_dir: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", choices=["cpu", "cuda"], default=None,
-                        help="default: cuda when torch is a CUDA build, else cpu")
+    parser.add_argument("--backend", choices=["cpu", "cuda", "xpu"], default=None,
+                        help="default: cuda when torch is a CUDA build, else cpu (xpu: --noarch only, "
+                             "as no SYCL compiler is reachable)")
     parser.add_argument("--cuda-archs", nargs="+", default=None,
                         help="compile for these capabilities only, e.g. 9.0 or 7.0+PTX (default: "
                              "kernel-builder's archs for this nvcc from build.toml)")
@@ -550,6 +612,8 @@ def main() -> None:
     if args.noarch:
         stage_noarch(config, backend, args.build_dir.resolve())
         return
+    if backend == "xpu":
+        parser.error("--backend xpu: only its noarch variant can be built here (--noarch)")
     if args.cuda_toolchain:  # before torch.utils.cpp_extension reads CUDA_HOME
         printed = subprocess.run([str(args.cuda_toolchain)], stdout=subprocess.PIPE, text=True, check=True)
         os.environ["CUDA_HOME"] = printed.stdout.strip().splitlines()[-1]
@@ -559,9 +623,10 @@ def main() -> None:
         sys.exit(f"build.toml does not list backend {backend}")
     variant = variant_name(config, backend, cross)
     archs = cuda_archs(config, args.cuda_archs, cross.nvcc if cross else None) if backend == "cuda" else []
-    sources = sources_for(config, backend)
+    # build.toml's lists, and the compat object this build (not kernel-builder's) links in.
+    sources = [*sources_for(config, backend), GLIBC_COMPAT_SOURCE]
     stable = stable_abi_version(config, backend)
-    uid = source_uid(sources, [backend, *archs, str(stable)] + ([cross.machine] if cross else []))
+    uid = source_uid(sources, [backend, *archs, str(stable), *GLIBC_COMPAT_LDFLAGS] + ([cross.machine] if cross else []))
     ext_id = f"_{config['general']['name'].replace('-', '_')}_{backend}_{uid}"
 
     import torch

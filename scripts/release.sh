@@ -2,8 +2,9 @@
 # The release build: every variant of the release set (scripts/release_set.py: the torch
 # stable-ABI cpu, cu130 and cu124 variants for x86_64, cpu and cu130 for aarch64, one binary
 # each for every torch from 2.11 on, and the noarch torch-cpu and torch-cuda, Python only, for
-# every other torch and CPU), staged with the benchmarks and README into relu-build/ (what the
-# Hub's v3 branch holds), then the whole suite on exactly those binaries.
+# every other torch and CPU, and torch-xpu for an XPU torch), staged with the benchmarks and
+# README into relu-build/ (what the Hub's v3 branch holds), then the whole suite on exactly
+# those binaries.
 #
 #   scripts/release.sh            # relu-build/build/<each variant of the release set>
 #
@@ -14,7 +15,8 @@
 # kernel-builder's rule. No GPU is needed: the suite runs the variants kernels picks here
 # (cpu, cu130) on CPU tensors, then a second pass the variants of another CUDA major (cu124)
 # as a CUDA 12 torch would pick them (tests/kernels_sees_cuda); the CUDA tests run where a GPU
-# is (scripts/h200_release.sh, stages cu12 and ptx70).
+# is (scripts/h200_release.sh, stages cu12 and ptx70); a third pass runs the torch-xpu
+# variant as an XPU torch's kernels picks it, on CPU tensors (no Intel GPU here).
 # The aarch64 variants are cross-built with scripts/toolchains/aarch64.sh (fetched on first
 # use: Debian's aarch64 g++, aarch64 torch 2.13.0 from PyPI, whose headers and libraries they
 # are built against); scripts/test_aarch64.sh relu-build runs them under emulation.
@@ -49,3 +51,8 @@ while read -r name cuda toolchain; do
     RELU_TEST_PREBUILT=relu-build "$VENV/bin/python" -m pytest tests/test_package.py tests/test_cuda_archs.py \
     tests/test_release.py -q "$@"
 done < <("$VENV/bin/python" scripts/release_set.py --other-cuda)
+# No XPU torch is reachable either: torch-xpu loads as kernels picks it on an XPU torch
+# (tests/kernels_sees_cuda, RELU_TEST_KERNELS_XPU), its ops on CPU tensors.
+echo "release.sh: torch-xpu as an XPU torch picks it"
+PYTHONPATH=$PWD/tests/kernels_sees_cuda RELU_TEST_KERNELS_XPU=2026.1 RELU_TEST_PREBUILT=relu-build \
+  "$VENV/bin/python" -m pytest tests -q -k "xpu-variant-on-cpu" "$@"

@@ -13,10 +13,11 @@ A Python table rather than TOML beside build.toml: build.toml is kernel-builder'
 kernels' parser validates it, while this list is our release's and needs code anyway (each
 row's CUDA archs follow from build.toml by kernel-builder's rule, scripts/cuda_archs.py).
 A row is one ReleaseVariant: a new platform or toolchain adds rows, not code paths. The noarch
-rows (torch-cpu, torch-cuda: kernel-builder's noarch variants, Python only, staged by
-scripts/build_variant.py --noarch) are ReleaseVariants too, with the PYTHON_ONLY toolchain:
-kernels accepts them on any torch and CPU and ranks them after every accepted compiled
-variant, so they serve only where no compiled one loads (torch < 2.11, aarch64, CUDA 11).
+rows (torch-cpu, torch-cuda, torch-xpu: kernel-builder's noarch variants, Python only, staged
+by scripts/build_variant.py --noarch) are ReleaseVariants too, with the PYTHON_ONLY toolchain:
+kernels accepts one on any torch and CPU whose backend is its own and ranks it after every
+accepted compiled variant, so it serves only where no compiled one loads (torch < 2.11,
+CUDA 12 on aarch64, CUDA 11; every XPU torch).
 """
 
 from __future__ import annotations
@@ -106,6 +107,10 @@ RELEASE = (
     # Every torch (2.9, 2.10 included), any CPU: where no compiled variant loads.
     ReleaseVariant("torch-cpu", "cpu", PYTHON_ONLY, platform="any"),
     ReleaseVariant("torch-cuda", "cuda", PYTHON_ONLY, platform="any"),
+    # An XPU (Intel GPU) torch: kernels accepts no variant of another backend there, and no
+    # SYCL compiler is reachable to build relu-xpu/. Torch ops, exact by construction;
+    # untested on an Intel GPU.
+    ReleaseVariant("torch-xpu", "xpu", PYTHON_ONLY, platform="any"),
 )
 
 

@@ -22,6 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD = "README.md"
+# What the snapshot holds beside the card, the benchmarks and what the card links to
+# (followed through Markdown, below): the one list to extend with a page or results file
+# the Hub repo must carry that no staged page links.
+ALSO_STAGED = ["LICENSE"]
 
 # [text](target) and ![alt](target), the target up to a space or ")": Markdown's inline links.
 _LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -69,7 +73,7 @@ def stage(destination: Path, variant_dirs: list[Path]) -> Path:
     (destination / "benchmarks").mkdir(parents=True)
     for benchmark in sorted((ROOT / "benchmarks").glob("benchmark*.py")):
         shutil.copy2(benchmark, destination / "benchmarks" / benchmark.name)
-    for rel in ["LICENSE", *linked_files()]:
+    for rel in [*ALSO_STAGED, *linked_files()]:
         source = ROOT / rel
         if source.is_file():  # a dead link stays dead: tests/test_card.py names it
             (destination / rel).parent.mkdir(parents=True, exist_ok=True)

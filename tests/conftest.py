@@ -14,11 +14,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # Any Hub id works: LOCAL_KERNELS maps it to this checkout, nothing is downloaded.
 REPO_ID = "relu-dev/relu"
 
-BACKENDS = ["cpu"] + (["cuda"] if torch.version.cuda else [])
+# RELU_TEST_KERNELS_XPU (with tests/kernels_sees_cuda on PYTHONPATH): kernels sees an XPU
+# torch, which has no CUDA; the torch-xpu variant of a RELU_TEST_PREBUILT snapshot is tested
+# on CPU tensors (no Intel GPU here), beside the cpu one.
+SIMULATED_XPU = bool(os.environ.get("RELU_TEST_KERNELS_XPU"))
+BACKENDS = ["cpu"] + (["xpu"] if SIMULATED_XPU else ["cuda"] if torch.version.cuda else [])
 # (variant, device of the tensors): every variant built here on every device it serves. The
 # CUDA variant serves CPU tensors too, so it is tested on the CPU wherever it is built, GPU
 # or not; on CUDA only where a GPU is.
-TARGETS = [("cpu", "cpu")] + [("cuda", "cpu")] * ("cuda" in BACKENDS) + [("cuda", "cuda")] * torch.cuda.is_available()
+TARGETS = ([("cpu", "cpu")] + [("cuda", "cpu")] * ("cuda" in BACKENDS)
+           + [("cuda", "cuda")] * ("cuda" in BACKENDS and torch.cuda.is_available()) + [("xpu", "cpu")] * SIMULATED_XPU)
 
 
 # `kernels benchmark` runs on the backend kernels detects from torch's build, not on what the
@@ -64,7 +69,9 @@ def variant_kernels_picks(backend: str) -> Path:
     from kernels.variants import parse_variant, resolve_variant
 
     candidates = {parse_variant(d.name): d for d in (KERNEL_ROOT / "build").iterdir() if d.is_dir()}
-    picked, trace = resolve_variant(list(candidates), backend=backend)
+    resolved = resolve_variant(list(candidates), backend=backend)
+    # kernels < 0.15 returns the variant alone (scripts/kernels_minver.sh runs this suite there).
+    picked, trace = resolved if isinstance(resolved, tuple) else (resolved, None)
     if picked is None:
         pytest.exit(f"RELU_TEST_PREBUILT: no variant in {KERNEL_ROOT}/build loads here for {backend}: {trace}", 2)
     return candidates[picked]

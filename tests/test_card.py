@@ -6,10 +6,12 @@ in them passes trust_remote_code, without which kernels refuses any publisher th
 mark as trusted (a check HF_HUB_OFFLINE skips, so only reading the code can catch it)."""
 
 import ast
+import json
 import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,9 @@ from stage_release import local_target, markdown_links, stage  # noqa: E402
 
 CARD = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"^```python\n(.*?)^```", CARD, re.S | re.M)
+GENERAL = tomllib.loads((ROOT / "build.toml").read_text())["general"]
+# The Hub repo the card loads from: build.toml's [general.hub] repo-id (a placeholder, <org>).
+HUB_REPO_ID = GENERAL["hub"]["repo-id"]
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +171,46 @@ def test_card_python_blocks_run_on_the_snapshot(snapshot):
                           timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "card ran on" in done.stdout
+
+
+# A Hub id in Markdown: quoted, in code or after `=` (LOCAL_KERNELS="<id>=...").
+_HUB_ID = re.compile(r"""["'`=(]([\w.<>-]+/relu)(?=["'`=\s)])""")
+
+
+def test_card_and_docs_name_build_tomls_hub_repo(snapshot):
+    """Every Hub id the staged Markdown names is build.toml's repo-id, but for the upstream
+    kernel (build.toml's upstream): the placeholder is written once, in build.toml."""
+    upstream = GENERAL["upstream"].removeprefix("https://huggingface.co/")
+    named = {}
+    for page in sorted(snapshot.rglob("*.md")):
+        if "build" not in page.relative_to(snapshot).parts:
+            for repo_id in set(_HUB_ID.findall(page.read_text())) - {upstream}:
+                named.setdefault(repo_id, []).append(str(page.relative_to(snapshot)))
+    assert HUB_REPO_ID in named, "the card names no Hub id"
+    assert set(named) == {HUB_REPO_ID}, f"Hub ids other than build.toml's {HUB_REPO_ID}: {named}"
+
+
+def test_which_build_snippet_prints_the_loaded_variant(snapshot):
+    """The card's "Which build do I have?" block, after its quick start, prints the variant
+    kernels loaded (here: the one it picks from the snapshot for this machine's backend),
+    its backend and the source commit of its metadata.json."""
+    (quick_start,) = [b for b in BLOCKS if "get_kernel(" in b and "LayerRepository" not in b]
+    (snippet,) = [b for b in BLOCKS if "get_loaded_kernels" in b]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LOCAL_KERNELS": f"{HUB_REPO_ID}={snapshot}"}
+    script = "\n".join([quick_start, snippet, "print('loaded', Path(relu.__file__).parent.name)"])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd="/", env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("relu v3 ")]
+    loaded = done.stdout.split("loaded ")[-1].strip()
+    metadata = json.loads((snapshot / "build" / loaded / "metadata.json").read_text())
+    assert f" {loaded} " in line
+    assert f"backend={metadata['backend']['type']} " in line
+    assert f"commit={metadata['provenance']['kernel']['commit']}" in line
+    assert line.endswith(" (dirty tree)") == metadata["provenance"]["kernel"]["dirty"]
+
+
+def test_bug_report_line_asks_for_the_snippet_output():
+    which = CARD.split("## Which build do I have?", 1)[1].split("\n## ", 1)[0]
+    assert "get_loaded_kernels" in which
+    assert re.search(r"^Reporting a bug: include that line", which, re.M)

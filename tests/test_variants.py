@@ -14,7 +14,7 @@ the torch 2.11 stable ABI: cpu, cu130 and cu124 for x86_64, cpu and cu130 for aa
 
 That is the compiled variants alone (CASES below). The release also ships the noarch
 variants torch-cpu and torch-cuda, which take every cell left empty above (the tests at the
-end, over scripts/release_set.py).
+end, over scripts/release_set.py), and torch-xpu, the one variant an XPU torch accepts.
 
 Every case goes through the public `kernels.variants.resolve_variant(variants, backend=...)`,
 the call `get_kernel`/`get_local_kernel` make. It has no parameter for the system: it detects
@@ -274,9 +274,9 @@ def noarch_for(system_backend: str) -> str:
     return "torch-cpu" if system_backend == "cpu" else "torch-cuda"
 
 
-def test_release_set_has_both_noarch_variants():
-    assert set(RELEASE) - set(COMPILED_RELEASE) == {"torch-cpu", "torch-cuda"}
-    for name in ("torch-cpu", "torch-cuda"):
+def test_release_set_has_the_noarch_variants():
+    assert set(RELEASE) - set(COMPILED_RELEASE) == {"torch-cpu", "torch-cuda", "torch-xpu"}
+    for name in ("torch-cpu", "torch-cuda", "torch-xpu"):
         row = release_set.variant(name)
         assert row.build_args() == ["--noarch", "--backend", row.backend] and row.archs() == ()
 
@@ -304,6 +304,64 @@ def test_compiled_variants_keep_precedence_from_torch_2_11(torch_version, system
     # Where a compiled variant loads it wins; elsewhere (a CUDA or CPU combination no compiled
     # build covers) the noarch variant of the system's backend.
     assert pick(RELEASE, system) == (compiled or noarch_for(system_backend))
+# ---- An XPU (Intel GPU) torch ------------------------------------------------------------
+# No XPU binary ships (no SYCL compiler is reachable to build relu-xpu/), and kernels accepts
+# no variant of another backend on an XPU torch, noarch torch-cpu included: torch-xpu, the
+# torch-ops variant, is what such a user gets, on any torch version; backend="cpu" still
+# gets the CPU variants.
+XPU_BACKENDS = ["xpu20251", "xpu20261"]  # oneAPI 2025.1, 2026.1 builds of torch
+
+
+@pytest.mark.parametrize("xpu", XPU_BACKENDS)
+@pytest.mark.parametrize("torch_version", ["2.9", "2.11", "2.14"])
+def test_xpu_torch_gets_the_xpu_noarch_variant(torch_version, xpu):
+    system = System(torch_version, xpu)
+    with fake_system(system):
+        picked, trace = resolve_variant([parse_variant(name) for name in RELEASE])
+    assert picked is not None and picked.variant_str == "torch-xpu"
+    refused = {d.variant.variant_str: d.reason for d in trace if isinstance(d, VariantRejected)}
+    assert sorted(refused) == sorted(set(RELEASE) - {"torch-xpu"}), "every other variant refused"
+    assert "not universal" in refused["torch-cpu"], refused["torch-cpu"]  # not the CPU fallback
+    compiled_cpu = CPU if torch_version != "2.9" else None
+    assert pick(RELEASE, system, asks_backend="cpu") == (compiled_cpu or "torch-cpu")
+
+
+@pytest.mark.parametrize("system_backend", SYSTEM_BACKENDS)
+def test_xpu_variant_is_refused_off_xpu(system_backend):
+    with fake_system(System("2.14", system_backend)):
+        _, trace = resolve_variant([parse_variant("torch-xpu")])
+    assert isinstance(trace[0], VariantRejected), trace[0]
+
+
+@pytest.mark.parametrize("torch_version", ["2.9", "2.14"])
+def test_rocm_torch_gets_nothing_but_the_cpu_variants(torch_version):
+    """ROCm stays out (nothing here can build, run or measure for AMD GPUs): kernels accepts
+    no variant on a ROCm torch, so get_kernel raises; backend="cpu" gets the CPU variant, for
+    CPU tensors, as the card says."""
+    system = System(torch_version, "rocm64")
+    assert pick(RELEASE, system) is None
+    assert pick(RELEASE, system, asks_backend="cpu") == (CPU if torch_version != "2.9" else "torch-cpu")
+
+
+def test_kernels_sees_the_xpu_it_is_told():
+    """tests/kernels_sees_cuda with RELU_TEST_KERNELS_XPU, as scripts/release.sh's XPU pass
+    runs the suite: a fresh interpreter's kernels sees an XPU torch and its own resolver picks
+    torch-xpu from the release set (this torch's version and CPU, x86_64 or not)."""
+    import os
+    import subprocess
+
+    tests = Path(__file__).resolve().parent
+    path = [str(tests / "kernels_sees_cuda"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "RELU_TEST_KERNELS_XPU": "2026.1"}
+    env.pop("RELU_TEST_KERNELS_CUDA", None)
+    script = ("import sys; import kernels.backends as b; from kernels.variants import parse_variant, resolve_variant\n"
+              "picked, _ = resolve_variant([parse_variant(n) for n in sys.argv[1:]])\n"
+              "print(b._backend().variant_str, picked.variant_str if picked else None)")
+    done = subprocess.run([sys.executable, "-c", script, *RELEASE], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["xpu20261", "torch-xpu"]
+
+
 # ---- GPUs --------------------------------------------------------------------------------
 # Each CUDA variant of the release set against the GPUs users have, through kernels' own
 # check of the picked variant (kernels.archs._check_arch_incompatibility). "compiled": a cubin

@@ -5,6 +5,11 @@ on the reachable registry (scripts/release.sh, scripts/h200_release.sh). Only ke
 detection changes (kernels.backends._backend, which its resolver and `backend=` handling
 call): torch, the CUDA runtime the process loads and the GPU are what they are.
 
+RELU_TEST_KERNELS_XPU=2026.1 (say) instead: kernels takes torch for an XPU build of that
+oneAPI version (backend xpu20261), whatever torch is; the torch-xpu variant then loads as on
+an XPU torch (its ops on CPU tensors: no Intel GPU here). conftest tests that variant too
+(target xpu-variant-on-cpu).
+
 sitecustomize, not a conftest fixture: the tests that start a fresh interpreter (the
 sys.path route, `kernels benchmark`, LOCAL_KERNELS in a subprocess) must see it too. kernels
 is patched when first imported, so a process that never imports it pays nothing.
@@ -16,6 +21,7 @@ import os
 import sys
 
 _CUDA = os.environ.get("RELU_TEST_KERNELS_CUDA")
+_XPU = os.environ.get("RELU_TEST_KERNELS_XPU")
 
 
 class _PatchKernelsBackends(importlib.abc.MetaPathFinder):
@@ -32,6 +38,8 @@ class _PatchKernelsBackends(importlib.abc.MetaPathFinder):
             from packaging.version import Version
 
             def _backend():
+                if _XPU:
+                    return module.XPU(version=Version(_XPU))
                 backend = detected()
                 return module.CUDA(version=Version(_CUDA)) if backend.name == "cuda" else backend
 
@@ -41,5 +49,5 @@ class _PatchKernelsBackends(importlib.abc.MetaPathFinder):
         return spec
 
 
-if _CUDA:
+if _CUDA or _XPU:
     sys.meta_path.insert(0, _PatchKernelsBackends())
