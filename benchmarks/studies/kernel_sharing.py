@@ -34,8 +34,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from abi_compare import load  # noqa: E402
+from timing import load_build as load  # noqa: E402
 from timing import KiB, MiB, GraphSampler, HostSampler, git_revision, interleaved, machine, medians  # noqa: E402
 
 CHANGED_DENSE = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "uint16", "uint32", "uint64"]
