@@ -50,31 +50,6 @@ __device__ __forceinline__ Vector16<uint32_t> load_vector16(const uint4* address
   return Vector16<uint32_t>{{v.x, v.y, v.z, v.w}};
 }
 
-// load_vector16 where `active`, zeros elsewhere, as ONE predicated LDG (what a masked Triton
-// load compiles to), never a branch around the load: nvcc branches around a lone guarded
-// vector load (BSSY/BRA/BSYNC), and a one-block tile with that branch took 1.25-1.29 us at
-// 4 KiB on the H200 against 1.21-1.25 us predicated, the same block otherwise (GPU time from
-// graph replay, 4 dtypes, hot and rotated; L2_BAND_CLIFF.md, "Why Triton won the band").
-template <CacheHint kHint>
-__device__ __forceinline__ Vector16<uint32_t> load_vector16_if(const uint4* address,
-                                                               bool active) {
-  uint32_t x = 0, y = 0, z = 0, w = 0;
-  if constexpr (kHint == CacheHint::kStreaming) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-        " @p ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
-        : "+r"(x), "+r"(y), "+r"(z), "+r"(w)
-        : "l"(address), "r"(int(active)));
-  } else {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-        " @p ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
-        : "+r"(x), "+r"(y), "+r"(z), "+r"(w)
-        : "l"(address), "r"(int(active)));
-  }
-  return Vector16<uint32_t>{{x, y, z, w}};
-}
-
 template <CacheHint kHint>
 __device__ __forceinline__ void store_vector16(Vector16<uint32_t>* address,
                                                Vector16<uint32_t> value) {
@@ -84,30 +59,6 @@ __device__ __forceinline__ void store_vector16(Vector16<uint32_t>* address,
     __stcs(p, v);
   } else {
     *p = v;
-  }
-}
-
-// store_vector16 where `active`: one predicated STG, no branch (as load_vector16_if; a
-// guarded store after a predicated load made nvcc branch around both again).
-template <CacheHint kHint>
-__device__ __forceinline__ void store_vector16_if(Vector16<uint32_t>* address,
-                                                  Vector16<uint32_t> value, bool active) {
-  if constexpr (kHint == CacheHint::kStreaming) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-        " @p st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n}"
-        :
-        : "l"(address), "r"(value.words[0]), "r"(value.words[1]), "r"(value.words[2]),
-          "r"(value.words[3]), "r"(int(active))
-        : "memory");
-  } else {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-        " @p st.global.v4.u32 [%0], {%1, %2, %3, %4};\n}"
-        :
-        : "l"(address), "r"(value.words[0]), "r"(value.words[1]), "r"(value.words[2]),
-          "r"(value.words[3]), "r"(int(active))
-        : "memory");
   }
 }
 
@@ -180,16 +131,6 @@ __device__ __forceinline__ Vector16<uint32_t> load_shifted_vector16(const Shifte
   return funnel_vector16<kElementBytes>(lo, hi, in.shift);
 }
 
-// load_shifted_vector16 where `active` (both granules predicated, load_vector16_if).
-template <CacheHint kHint, int kElementBytes>
-__device__ __forceinline__ Vector16<uint32_t> load_shifted_vector16_if(const ShiftedVectors& in,
-                                                                       int64_t i, bool active) {
-  const Vector16<uint32_t> lo = load_vector16_if<kHint>(in.granules + i, active);
-  const Vector16<uint32_t> hi =
-      load_vector16_if<kHint>(in.granules + i + (in.shift != 0 ? 1 : 0), active);
-  return funnel_vector16<kElementBytes>(lo, hi, in.shift);
-}
-
 // The inputs of one pass (or one strided row) as 16-byte vectors on out's grid, from element
 // `head` of each (out's first whole vector). kShifted: some input's address differs from out's
 // modulo 16, so every input loads through load_shifted_vector16 (shift 0 for one that does
@@ -216,16 +157,6 @@ struct InputVectors {
       return load_shifted_vector16<kHint, kElementBytes>(in[k], i);
     } else {
       return load_vector16<kHint>(in[k].granules + i);
-    }
-  }
-
-  // load(k, i) where `active`, zeros elsewhere: predicated, no branch (load_vector16_if).
-  template <CacheHint kHint>
-  __device__ __forceinline__ Vector16<uint32_t> load_if(int k, int64_t i, bool active) const {
-    if constexpr (kShifted) {
-      return load_shifted_vector16_if<kHint, kElementBytes>(in[k], i, active);
-    } else {
-      return load_vector16_if<kHint>(in[k].granules + i, active);
     }
   }
 };

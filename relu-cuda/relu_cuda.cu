@@ -104,35 +104,37 @@ __global__ void elementwise_vector16_loop(Pass<typename Op::Storage, Op::kInputs
 }
 
 // The tile forms: one tile per block (the grid covers the tensor: choose_dense_policy), as
-// a plain Triton kernel: 32-bit offsets (the policy bounds the count), the form's threads a
-// compile-time constant, every vector's loads and store predicated on its own bound (one
-// predicated LDG or STG each, memory.cuh's *_if: no branch), no whole-tile branch and no
-// early exit, so that the first load issues some 20 instructions in on sm_90 (a tile with
-// 64-bit offsets and the head and tail first: some 40, L2_BAND_CLIFF.md); the head and
-// tail come after the vectors, where they delay no load.
+// a plain Triton kernel: 32-bit offsets (the policy bounds the count), every vector's loads
+// and store predicated on its own bound, no whole-tile branch and no early exit, so that the
+// first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
+// and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
+// they delay no load.
 template <typename Op, DenseForm kForm, bool kShifted>
-__global__ void __launch_bounds__(DenseFormTraits<kForm>::kThreads)
-    elementwise_vector16_tile(Pass<typename Op::Storage, Op::kInputs> pass, VectorSplit split,
-                              Op op) {
+__global__ void elementwise_vector16_tile(Pass<typename Op::Storage, Op::kInputs> pass,
+                                          VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
-  constexpr int32_t threads = DenseFormTraits<kForm>::kThreads;
   constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
   const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
   Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
   const int32_t n = int32_t(split.vectors);
+  const int32_t threads = int32_t(blockDim.x);
   const int32_t first = int32_t(blockIdx.x) * threads * kVectors + int32_t(threadIdx.x);
   Vector16<uint32_t> v[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
+    if (first + j * threads < n) {
 #pragma unroll
-    for (int k = 0; k < kInputs; ++k) {
-      v[j][k] = in.template load_if<kHint>(k, first + j * threads, first + j * threads < n);
+      for (int k = 0; k < kInputs; ++k) {
+        v[j][k] = in.template load<kHint>(k, first + j * threads);
+      }
     }
   }
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
-    store_vector16_if<kHint>(out + first + j * threads, op.vector(v[j]), first + j * threads < n);
+    if (first + j * threads < n) {
+      store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
+    }
   }
   head_and_tail(pass, split, op);
 }

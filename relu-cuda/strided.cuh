@@ -23,7 +23,8 @@
 //     and finds their offsets from their linear indices, with 3-instruction divisions where
 //     the pass fits 32-bit indices.
 // Each kernel exists once per element size, not per dtype: the element function is the
-// format's rule applied to its bits (relu_ops.cuh, LanesOp and LanesBackwardOp). The launch
+// format's own, chosen at launch (relu_ops.cuh, StridedForwardOp; the backward's ops are the
+// dense pass's). The launch
 // decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy in
 // launch_policy.h. As the dense pass: the current stream of the device, under a device
 // guard, no allocation and no host synchronisation (capturable in a CUDA graph). Out may be
