@@ -199,15 +199,25 @@ struct StridedLaunchPolicy {
   int64_t tiles_per_row;  // row kernel: blocks per row, each one 16-byte unit per thread of it
 };
 
+// A strided pass of fewer 16-byte vectors than one 256-thread block per SM takes 128-thread
+// blocks, spreading its few blocks over twice the SMs: with 256 the views of a 256 KiB source
+// (chunk, every other column, transposed chunk, permuted 3-D slice) took 1.03-1.09x the GPU
+// time of the 128-thread launch on the H200, every dtype (benchmarks/studies/kernel_sharing.py).
+constexpr int kStridedThreadsBelowOneWave = 128;
+
+inline int strided_threads_for(const DeviceTraits& device, int64_t vectors) {
+  return vectors < int64_t(device.sm_count) * kThreads ? kStridedThreadsBelowOneWave : kThreads;
+}
+
 // Whether rows of `row_length` elements go through the per-element kernel.
 inline bool is_short_row(int64_t row_length, int element_bytes) {
   return row_length * element_bytes < kShortRowBytes;
 }
 
-// The row kernel's threads per block: kThreads, halved while half a block still covers the
-// row, down to kMinRowThreads.
-inline int row_threads_for(int64_t row_length, int64_t elements_per_thread) {
-  int threads = kThreads;
+// The row kernel's threads per block: the pass's (strided_threads_for), halved while half a
+// block still covers the row, down to kMinRowThreads.
+inline int row_threads_for(int pass_threads, int64_t row_length, int64_t elements_per_thread) {
+  int threads = pass_threads;
   while (threads > kMinRowThreads && int64_t(threads / 2) * elements_per_thread >= row_length) {
     threads /= 2;
   }
@@ -222,22 +232,23 @@ inline int row_threads_for(int64_t row_length, int64_t elements_per_thread) {
 inline StridedLaunchPolicy choose_strided_launch_policy(const DeviceTraits& device,
                                                         int64_t numel, int64_t row_length,
                                                         int element_bytes, int tensors) {
+  const int64_t vectors = (numel * element_bytes + kVectorBytes - 1) / kVectorBytes;
+  const int pass_threads = strided_threads_for(device, vectors);
   StridedLaunchPolicy policy{};
   policy.per_element = is_short_row(row_length, element_bytes);
   if (policy.per_element) {
-    policy.threads = kThreads;
-    policy.blocks = blocks_for(numel, int64_t(kThreads) * kScalarElementsInFlight);
+    policy.threads = pass_threads;
+    policy.blocks = blocks_for(numel, int64_t(pass_threads) * kScalarElementsInFlight);
     policy.hint = CacheHint::kDefault;
     return policy;
   }
   const int64_t elements_per_thread = kVectorBytes / element_bytes;
-  policy.threads = row_threads_for(row_length, elements_per_thread);
+  policy.threads = row_threads_for(pass_threads, row_length, elements_per_thread);
   const int64_t tile_elements = int64_t(policy.threads) * elements_per_thread;
   policy.tiles_per_row = (row_length + tile_elements - 1) / tile_elements;
   // One block per tile, as the dense grid covers the tensor once; the kernel loops past
   // kMaxGridX.
   policy.blocks = blocks_for(numel / row_length * policy.tiles_per_row, 1);
-  const int64_t vectors = (numel * element_bytes + kVectorBytes - 1) / kVectorBytes;
   policy.hint = cache_hint_for(device, vectors * kVectorBytes * tensors);
   return policy;
 }

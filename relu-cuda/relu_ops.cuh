@@ -10,17 +10,18 @@
 //   pass              float32, float64    float16, bfloat16    int8..int64  float8   uint8..64
 //   dense forward     ForwardOp<format>   ForwardOp<format>    ForwardOp    (below)  CopyOp
 //   dense backward    BackwardOp<format>  LanesBackwardOp<2>   (no gradient)
-//   strided forward   StridedForwardOp<element size>: the format's own code, chosen at launch
-//   strided backward  BackwardOp<format>  LanesBackwardOp<2>   (no gradient)
+//   strided forward   ForwardOp<format> for float32, float16, bfloat16, int8 (and the fnuz
+//                     pair), uint8; LanesOp<element size> for the other dtypes
+//   strided backward  as dense backward
 // float8 dense: e4m3fn and e5m2 LanesOp<1>; e4m3fnuz and e5m2fnuz ForwardOp<int8>.
 //
 // The per-format ops are the kernels of before the sharing, instruction for instruction
 // (hardware max for float16/bfloat16 and int8, compare-and-select for float and double, the
 // bit form for the other integers). Shared, with the format's constants read at launch: the
 // float8 formats (their relu differs only by its NaN limit; the fnuz pair's is int8's), the
-// 16-bit gradients (likewise), and every strided forward pass: one walk per element size,
-// running the format's own code behind a switch on a kind given at launch. Unsigned formats
-// move as bytes in the dense pass: one copy for all four.
+// 16-bit gradients (likewise), and the strided forward passes of the rarer dtypes: one walk
+// per element size, the element function on the bits. Unsigned formats move as bytes in the
+// dense pass: one copy for all four.
 #pragma once
 
 #include <cstdint>
@@ -213,97 +214,31 @@ auto dense_backward_op() {
   }
 }
 
-// The strided passes' op: one per element size, the format's own code chosen at launch by a
-// kind uniform across the grid (one switch per vector or element): the per-format ops'
-// instructions (HMNMX2, __vmaxs4, FMNMX, ...) without a kernel per format. The bit form alone
-// (LanesOp) for every format of a size cost views 2-16% of their GPU time on the H200 against
-// the per-format kernels (int8 and uint8 rows most, float32 at 256 KiB-4 MiB 3-6%;
-// benchmarks/studies/kernel_sharing.py); only float8 e4m3fn and e5m2 keep it.
-enum class StridedKind : uint8_t { kCopy, kSigned, kFloat, kBFloat16, kBits };
-
-template <int kBytes>
-struct SizedFormats {
-  using Signed = typename std::conditional<
-      kBytes == 1, Int8Format,
-      typename std::conditional<kBytes == 2, Int16Format,
-                                typename std::conditional<kBytes == 4, Int32Format,
-                                                          Int64Format>::type>::type>::type;
-  // The IEEE float of the size (none of 1 byte: float8 takes the bit form).
-  using Float = typename std::conditional<
-      kBytes == 2, Float16Format,
-      typename std::conditional<kBytes == 4, Float32Format, Float64Format>::type>::type;
-};
-
-template <int kBytes>
-struct StridedForwardOp {
-  using Storage = UnsignedOfBytes<kBytes>;
-  static constexpr int kInputs = 1;
-  StridedKind kind;
-  LanesOp<kBytes> bits;  // kBits' constants
-
-  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
-    switch (kind) {
-      case StridedKind::kCopy: return in[0];
-      case StridedKind::kSigned: return ForwardOp<typename SizedFormats<kBytes>::Signed>{}.vector(in);
-      case StridedKind::kFloat:
-        if constexpr (kBytes > 1) return ForwardOp<typename SizedFormats<kBytes>::Float>{}.vector(in);
-        break;
-      case StridedKind::kBFloat16:
-        if constexpr (kBytes == 2) return ForwardOp<BFloat16Format>{}.vector(in);
-        break;
-      case StridedKind::kBits: break;
-    }
-    return bits.vector(in);
-  }
-  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
-    switch (kind) {
-      case StridedKind::kCopy: return in[0];
-      case StridedKind::kSigned: return as<typename SizedFormats<kBytes>::Signed>(in[0]);
-      case StridedKind::kFloat:
-        if constexpr (kBytes > 1) return as<typename SizedFormats<kBytes>::Float>(in[0]);
-        break;
-      case StridedKind::kBFloat16:
-        if constexpr (kBytes == 2) return as<BFloat16Format>(in[0]);
-        break;
-      case StridedKind::kBits: break;
-    }
-    return bits.value(in);
-  }
-
- private:
-  // relu_element of Fmt on this size's unsigned storage (a register move each way).
-  template <typename Fmt>
-  static __device__ __forceinline__ Storage as(Storage bits_of_x) {
-    typename Fmt::Storage x;
-    memcpy(&x, &bits_of_x, kBytes);
-    x = relu_element<Fmt>(x);
-    Storage result;
-    memcpy(&result, &x, kBytes);
-    return result;
-  }
-};
+// The dtypes whose views keep their own strided kernels: the bit form shared by every format
+// of a size (LanesOp) cost their views 2-16% of the GPU time of the per-format kernels on the
+// H200 (int8 and uint8 rows most; float32 and the 16-bit floats 2-6% at some sizes;
+// benchmarks/studies/kernel_sharing.py, L2_BAND_CLIFF.md). The rarer
+// dtypes (float64, int16-64, uint16-64, float8) share their size's LanesOp.
+template <typename Fmt>
+constexpr bool kOwnStridedKernels =
+    std::is_same<Fmt, Float32Format>::value || std::is_same<Fmt, Float16Format>::value ||
+    std::is_same<Fmt, BFloat16Format>::value || std::is_same<Fmt, Int8Format>::value ||
+    std::is_same<Fmt, UInt8Format>::value;
 
 template <typename Fmt>
 auto strided_forward_op() {
   constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-  using Words = typename LanesOp<kBytes>::Word;
-  const LanesOp<kBytes> bits{LaneRule<Words>::template of<Fmt>()};
-  StridedKind kind = StridedKind::kBits;
-  if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
-    kind = StridedKind::kCopy;
-  } else if constexpr (Fmt::kKind == LaneKind::kSignedInt ||
-                       std::is_same<Fmt, Float8FnuzFormat>::value) {
-    kind = StridedKind::kSigned;  // the fnuz pair's relu is int8's (dense_forward_op)
-  } else if constexpr (std::is_same<Fmt, BFloat16Format>::value) {
-    kind = StridedKind::kBFloat16;
-  } else if constexpr (!kIsFloat8<Fmt>) {
-    kind = StridedKind::kFloat;
+  if constexpr (kOwnStridedKernels<Fmt>) {
+    return ForwardOp<Fmt>{};
+  } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
+    return ForwardOp<Int8Format>{};  // as the dense pass: int8's relu
+  } else {
+    return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
   }
-  return StridedForwardOp<kBytes>{kind, bits};
 }
 
-// The strided backward: float32 and float64 their own op (the only gradient dtypes of their
-// sizes), float16 and bfloat16 the 16-bit gradient of the dense pass.
+// The strided backward takes the dense backward's ops: float32 and float64 their own (the
+// one gradient dtype of their size each), float16 and bfloat16 the shared 16-bit one.
 template <typename Fmt>
 auto strided_backward_op() {
   return dense_backward_op<Fmt>();

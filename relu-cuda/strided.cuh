@@ -22,9 +22,8 @@
 //     a row would leave most threads idle, so each thread takes 4 elements of the whole pass
 //     and finds their offsets from their linear indices, with 3-instruction divisions where
 //     the pass fits 32-bit indices.
-// Each kernel exists once per element size, not per dtype: the element function is the
-// format's own, chosen at launch (relu_ops.cuh, StridedForwardOp; the backward's ops are the
-// dense pass's). The launch
+// Each kernel exists once per op (relu_ops.cuh says which op each dtype's passes run: their
+// own for the common dtypes, one per element size for the rarer ones). The launch
 // decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy in
 // launch_policy.h. As the dense pass: the current stream of the device, under a device
 // guard, no allocation and no host synchronisation (capturable in a CUDA graph). Out may be
