@@ -296,6 +296,24 @@ def table(path: str) -> str:
             cells.append(f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}" if ratios else "")
         lines.append(f"| {e} | {' | '.join(cells)} | {worst[0]:.3f} {worst[1][0]} {label(worst[1][1])} {worst[1][2]} |"
                      if worst else f"| {e} | | | | |")
+    # The target "at least the best peer at every point" against the same test of each peer:
+    # how often is an entry at least as fast as every other out= entry, and the run's spread.
+    contenders = PEERS_OUT + ["relu(x, out=o)"]
+    band = [p for p in points if 256 * KIB <= p[1] <= 32 * MIB]
+    spreads = sorted(abs(v[0] / v[1] - 1) for k, v in times.items()
+                     if len(v) == 2 and 256 * KIB <= k[1] <= 32 * MIB)
+    if band:
+        lines += ["", f"In the band (256 KiB-32 MiB, {len(band)} points): points at which an out= entry is at least as "
+                  "fast as every other one (the issue's target, applied to each peer alike)"
+                  + (f"; pass-to-pass spread of one entry: median {100 * statistics.median(spreads):.1f}%, "
+                     f"90th percentile {100 * spreads[int(0.9 * len(spreads))]:.1f}%." if spreads else "."), "",
+                  "| entry | points won | geomean fastest-other / entry | worst |", "|---|---|---|---|"]
+        for e in contenders:
+            ratios = [min(med[p + (q,)] for q in contenders if q != e and p + (q,) in med) / med[p + (e,)]
+                      for p in band if p + (e,) in med]
+            if ratios:
+                lines.append(f"| {e} | {sum(r >= 1 for r in ratios)} | "
+                             f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f} | {min(ratios):.3f} |")
     pairs = [("relu(x, out=o)", "old relu(x, out=o)"), ("relu(x)", "old relu(x)")]
     if any(p + (old,) in med for p in points for _, old in pairs):
         lines += ["", "Two builds: GPU time new / old (above 1: the new build is slower).", "",
