@@ -296,6 +296,32 @@ def table(path: str) -> str:
             cells.append(f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}" if ratios else "")
         lines.append(f"| {e} | {' | '.join(cells)} | {worst[0]:.3f} {worst[1][0]} {label(worst[1][1])} {worst[1][2]} |"
                      if worst else f"| {e} | | | | |")
+    # Per size, the best study tile against the product's op (geometric mean over dtypes and
+    # modes of relu(x, out=o) / tile: above 1 the tile is faster).
+    tiles = [e for e in entries if e.startswith("tile")]
+    if tiles and any(p + ("relu(x, out=o)",) in med for p in points):
+        lines += ["", "Per size: the study's tiles against relu(x, out=o), geometric mean over dtypes and modes "
+                  "of relu(x, out=o) / tile (above 1: the tile is faster); the best tile and the worst point of it.", "",
+                  "| size | best tile | geomean | its lowest point |", "|---|---|---|---|"]
+        for nbytes in sorted({p[1] for p in points}):
+            at = [p for p in points if p[1] == nbytes and p + ("relu(x, out=o)",) in med]
+            scored = []
+            for e in tiles:
+                ratios = [med[p + ("relu(x, out=o)",)] / med[p + (e,)] for p in at if p + (e,) in med]
+                if ratios:
+                    scored.append((math.exp(sum(map(math.log, ratios)) / len(ratios)), min(ratios), e))
+            if scored:
+                g, low, e = max(scored)
+                lines.append(f"| {label(nbytes)} | {e} | {g:.3f} | {low:.3f} |")
+    smallest = min(p[1] for p in points)
+    small = ["empty", "o.copy_(x)", "relu(x, out=o)", "product t256 v1", "tile t256 v1", "tile t256 v2"]
+    if any(p + ("empty",) in med for p in points):
+        lines += ["", f"At {label(smallest)}: a kernel node's floor (an empty kernel), copy_'s node and the relu kernels, us.", "",
+                  "| dtype | mode | " + " | ".join(small) + " |", "|---|---|" + "---|" * len(small)]
+        for p in points:
+            if p[1] == smallest:
+                lines.append(f"| {p[0]} | {p[2]} | " + " | ".join(
+                    f"{med[p + (e,)]:.2f}" if p + (e,) in med else "" for e in small) + " |")
     # The target "at least the best peer at every point" against the same test of each peer:
     # how often is an entry at least as fast as every other out= entry, and the run's spread.
     contenders = PEERS_OUT + ["relu(x, out=o)"]
