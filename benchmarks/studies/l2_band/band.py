@@ -81,20 +81,11 @@ class Study:
 
 
 def triton_relu():
-    import triton
-    import triton.language as tl
+    """The sweep's plain Triton ReLU (benchmarks/baselines.py), as launch(x, o, block, warps)."""
+    from baselines import load_triton_relu
 
-    @triton.jit
-    def kernel(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
-        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask)
-        tl.store(o_ptr + offsets, tl.where(x > 0, x, 0), mask=mask)
-
-    def launch(x, o, block, warps):
-        kernel[(triton.cdiv(x.numel(), block),)](x, o, x.numel(), BLOCK=block, num_warps=warps)
-
-    return launch
+    launch = load_triton_relu()
+    return lambda x, o, block, warps: launch(o, x, block, warps)
 
 
 def load_product(variant_dir: Path, module_name: str):
