@@ -213,7 +213,9 @@ def main() -> None:
                         ("Host time per call (compare.py)", root)):
         for json_path in path.glob("compare_*.json"):
             data = load(json_path)
-            detail += ["", f"## {label}: us per call"] + host_detail(data)
+            meta = data.get("meta", {})
+            detail += ["", f"## {label}: us per call ({json_path.relative_to(root)}, {meta.get('date_utc')}, "
+                           f"git {meta.get('git')})"] + host_detail(data)
             builds = list(data["meta"]["builds"])
             out += ["", f"## {label} (torch / ours)"]
             for part in ("gpu", "host"):
