@@ -2,7 +2,14 @@
 markdown: each area's like-for-like ratios as ranges over its points, the worst point named.
 Ratios are peer time / ours (> 1: ours is faster) unless a line says otherwise.
 
-    python benchmarks/summary.py results/h200/build-<commit>
+    python benchmarks/summary.py results/h200/build-<commit>        # one screen
+    python benchmarks/summary.py --detail results/cpu-<machine>     # the ranges the docs quote
+
+--detail adds, below the screen, each dense pair per dtype and size band (below 1 MiB; from 1 MiB
+while input and output fit the device's last-level cache together; past it), the L2 band per
+dtype with its points below 1.00x, the compile blocks as peer / ours, and host time in us.
+Both layouts are read: h200_docs.sh's (dense/, dtypes/, host/, training/) and bench.sh's (one
+folder: sweep.json, dtypes.json, compare_<device>.json, training_step.json).
 """
 
 from __future__ import annotations
@@ -27,6 +34,38 @@ def load(path: Path):
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def load_first(*paths: Path):
+    """The first of the paths that exists, read (the two layouts name one file two ways)."""
+    return next((load(p) for p in paths if p.exists()), None)
+
+
+def size_band(nbytes: int, cache_bytes: int, tensors: int = 2) -> str:
+    """Below 1 MiB (a call's fixed cost decides), resident (the pass's `tensors` tensors fit
+    the last-level cache together), past the cache."""
+    if nbytes < 1 << 20:
+        return "below 1 MiB"
+    return "resident" if tensors * nbytes <= cache_bytes else "past the cache"
+
+
+def banded(points: list[tuple[float, str, int, str]], cache_bytes: int, tensors: int = 2) -> str:
+    """'dtype: band sizes lo-hi; ...' of (ratio, dtype, bytes, where) points: each dtype's
+    ratios per size band, the band named by its sizes."""
+    parts = []
+    for dtype in dict.fromkeys(p[1] for p in points):
+        cells = []
+        for band in ("below 1 MiB", "resident", "past the cache"):
+            group = [p for p in points if p[1] == dtype and size_band(p[2], cache_bytes, tensors) == band]
+            if group:
+                sizes = sorted(p[2] for p in group)
+                lo, hi = min(p[0] for p in group), max(p[0] for p in group)
+                if len(sizes) == 1:
+                    cells.append(f"{fmt_size(sizes[0])} {lo:.3f}x")
+                else:
+                    cells.append(f"{fmt_size(sizes[0])}-{fmt_size(sizes[-1])} {lo:.3f}-{hi:.3f}x")
+        parts.append(f"{dtype} " + ", ".join(cells))
+    return "; ".join(parts)
+
+
 def sweep_lines(data: dict, ops=("forward",)) -> list[str]:
     table = {}
     for r in data["records"]:
@@ -46,16 +85,86 @@ def sweep_lines(data: dict, ops=("forward",)) -> list[str]:
     return lines
 
 
+def sweep_detail(data: dict, ops: tuple[str, ...]) -> list[str]:
+    """sweep_lines' pairs per dtype and size band (sizes ascending within each band)."""
+    cache = data["meta"].get("cache_bytes") or 0
+    dtypes = list(dict.fromkeys(r["dtype"] for r in data["records"]))
+    table = {}
+    for r in data["records"]:
+        if "us" in r and r["op"] in ops:
+            table.setdefault((r["op"], r["dtype"], r["bytes"], r["mode"]), {})[r["peer"]] = r["us"]
+    pairs = {"forward": [("relu", "torch.relu"), ("relu_out", "clamp_min_out"), ("relu_out", "copy_")],
+             "misaligned": [("relu", "torch.relu"), ("relu_out", "clamp_min_out")],
+             "backward": [("relu_backward", "threshold_backward")]}
+    lines = [f"(bands: below 1 MiB; resident: the pass's tensors (2, backward 3) fit the {fmt_size(cache)} cache "
+             "together; past the cache)"]
+    for op in ops:
+        for ours, peer in pairs[op]:
+            for mode in sorted({k[3] for k in table if k[0] == op}):
+                points = sorted(((rec[peer] / rec[ours], d, b, "") for (o, d, b, m), rec in table.items()
+                                 if o == op and m == mode and ours in rec and peer in rec),
+                                key=lambda p: (dtypes.index(p[1]), p[2]))
+                if points:
+                    tensors = 3 if op == "backward" else 2
+                    lines.append(f"- {op} {mode}, {peer} / {ours}: {banded(points, cache, tensors)}")
+    return lines
+
+
+def band_detail(band: dict) -> list[str]:
+    """The L2 band per dtype and mode: best peer / ours (out=), its points below 1.00x at two
+    decimals (< 0.995), and torch.relu(x) / relu(x)."""
+    table = {}
+    for r in band["records"]:
+        if "us" in r:
+            table.setdefault((r["dtype"], r["mode"]), {}).setdefault(r["bytes"], {})[(r["form"], r["peer"])] = r["us"]
+    lines, below_all, total = [], 0, 0
+    for (dtype, mode), sizes in table.items():
+        best, torch_ratio = [], []
+        for nbytes, rec in sorted(sizes.items()):
+            peers = [us for (f, p), us in rec.items() if f == "out" and p != "relu_out"]
+            if ("out", "relu_out") in rec and peers:
+                best.append((min(peers) / rec[("out", "relu_out")], fmt_size(nbytes)))
+            if ("allocating", "relu") in rec and ("allocating", "torch.relu") in rec:
+                torch_ratio.append((rec[("allocating", "torch.relu")] / rec[("allocating", "relu")], fmt_size(nbytes)))
+        below = [w for r, w in best if r < 0.995]
+        below_all, total = below_all + len(below), total + len(best)
+        lines.append(f"- {dtype} {mode}: out= best peer / ours {span(best)}, {len(below)} of {len(best)} below 1.00x"
+                     f"{' (' + ', '.join(below) + ')' if below else ''}; torch.relu / relu {span(torch_ratio)}")
+    lines.append(f"- all: {below_all} of {total} out= points below 1.00x")
+    return lines
+
+
+def host_detail(data: dict) -> list[str]:
+    """Host time per call in us, each peer's range over the sizes."""
+    names = dict.fromkeys(n for r in data["records"] if r["part"] == "host" for n in r["us"])
+    lines = []
+    for name in names:
+        us = [r["us"][name] for r in data["records"] if r["part"] == "host" and name in r["us"]]
+        sizes = [r["bytes"] for r in data["records"] if r["part"] == "host"]
+        lines.append(f"- host us, {name}: {min(us):.2f}-{max(us):.2f} ({r_dtype(data)} {fmt_size(min(sizes))}-{fmt_size(max(sizes))})")
+    return lines
+
+
+def r_dtype(data: dict) -> str:
+    return next((r["dtype"] for r in data["records"] if r["part"] == "host"), "")
+
+
 def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", type=Path, help="a docs run's results folder")
-    root = parser.parse_args().folder
+    parser.add_argument("--detail", action="store_true", help="add the per-dtype, per-size-band ranges")
+    args = parser.parse_args()
+    root = args.folder
     out = [f"# Summary of {root}"]
-    if (dense := load(root / "dense" / "sweep.json")) is not None:
+    detail = ["", "# Detail"]
+    dense = load_first(root / "dense" / "sweep.json", root / "sweep.json")
+    if dense is not None:
         out += ["", "## Dense, backward, misaligned, per-call host time (sweep.py)"]
         out += sweep_lines(dense, ("forward", "backward", "misaligned", "latency"))
+        detail += ["", "## Dense per dtype and size band (peer / ours)"]
+        detail += sweep_detail(dense, ("forward", "backward", "misaligned"))
     if (band := load(root / "l2-band" / "sweep.json")) is not None:
         out += ["", "## L2 band (best peer / ours per form; below 1: a peer is faster)"]
         table = {}
@@ -70,6 +179,7 @@ def main() -> None:
                     best = min(peers)
                     points.append((best[0] / rec[(form, ours)], f"{d} {fmt_size(b)} {m}, {best[1]}"))
             out.append(f"- {form}: {span(points)}")
+        detail += ["", "## L2 band per dtype and mode"] + band_detail(band)
     for label, path in (("Views (views.py)", root / "views" / "views.json"),
                         ("Fallback views (noarch)", root / "fallback" / "views" / "views.json")):
         if (views := load(path)) is not None:
@@ -79,8 +189,9 @@ def main() -> None:
                 points = [(times[k[:3] + (peer,)] / us, " ".join(k[:3])) for k, us in times.items()
                           if k[3] == ours and k[:3] + (peer,) in times]
                 out.append(f"- {peer} / {ours}: {span(points)}")
-    for label, path in (("dtypes.py", root / "dtypes" / "dtypes.json"), ("fallback, float8", root / "fallback" / "dtypes.json")):
-        if (dtypes := load(path)) is not None:
+    for label, paths in (("dtypes.py", (root / "dtypes" / "dtypes.json", root / "dtypes.json")),
+                         ("fallback, float8", (root / "fallback" / "dtypes.json",))):
+        if (dtypes := load_first(*paths)) is not None:
             out += ["", f"## New dtypes ({label})"]
             rows = dtypes["records"]
             out.append(f"- o.copy_(x) / relu(x, out=o): {span([(r['copy/relu_out'], r['dtype'] + ' ' + fmt_size(r['bytes'])) for r in rows])}")
@@ -90,13 +201,21 @@ def main() -> None:
         out += ["", "## torch.compile blocks (relu compiled / torch.relu compiled; below 1: ours is faster)"]
         out += [f"- {r['block']} {r['dtype']} {r['pass']}: {r['relu_compiled_over_torch_relu_compiled']:.3f}"
                 for r in load(path)["records"]]
-    if (training := load(root / "training" / "training_step.json")) is not None:
+        ratios = [(1 / r["relu_compiled_over_torch_relu_compiled"], f"{r['block']} {r['pass']}") for r in load(path)["records"]]
+        detail += ["", "## torch.compile blocks as peer / ours",
+                   f"- torch.relu compiled / relu compiled: {span(ratios)}"]
+    training = load_first(root / "training" / "training_step.json", root / "training_step.json")
+    if training is not None:
         out += ["", "## Eager training (kernel / plain time; above 1: the kernel is slower)"]
         out += [f"- {r['workload']} {r['dtype']}: {r['kernel_over_plain']:.3f}" for r in training["records"]]
     for label, path in (("Host time per call, compiled variant", root / "host"),
-                        ("Fallback (noarch), GPU and host time", root / "fallback")):
+                        ("Fallback (noarch), GPU and host time", root / "fallback"),
+                        ("Host time per call (compare.py)", root)):
         for json_path in path.glob("compare_*.json"):
             data = load(json_path)
+            meta = data.get("meta", {})
+            detail += ["", f"## {label}: us per call ({json_path.relative_to(root)}, {meta.get('date_utc')}, "
+                           f"git {meta.get('git')})"] + host_detail(data)
             builds = list(data["meta"]["builds"])
             out += ["", f"## {label} (torch / ours)"]
             for part in ("gpu", "host"):
@@ -113,7 +232,7 @@ def main() -> None:
             best = min(exact, key=exact.get, default="none")
             out.append(f"- {r['dtype']} {fmt_size(r['bytes'])} {r['timing']}: {best} {exact.get(best, float('nan')):.2f}; "
                        f"inexact: {', '.join(n for n, ok in r['exact'].items() if not ok) or 'none'}")
-    print("\n".join(out))
+    print("\n".join(out + (detail if args.detail else [])))
 
 
 if __name__ == "__main__":
