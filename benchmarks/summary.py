@@ -66,18 +66,27 @@ def banded(points: list[tuple[float, str, int, str]], cache_bytes: int, tensors:
     return "; ".join(parts)
 
 
-def sweep_lines(data: dict, ops=("forward",)) -> list[str]:
+# Each sweep op's like-with-like pairs: (ours, peer).
+PAIRS = {"forward": [("relu", "torch.relu"), ("relu_out", "clamp_min_out"), ("relu_out", "copy_")],
+         "misaligned": [("relu", "torch.relu"), ("relu_out", "clamp_min_out")],
+         "backward": [("relu_backward", "threshold_backward")],
+         "latency": [("relu", "torch.relu"), ("relu_out", "clamp_min_out")]}
+
+
+def sweep_table(data: dict, ops) -> dict:
+    """(op, dtype, bytes, mode) -> {peer: us} for the sweep's timed records of these ops."""
     table = {}
     for r in data["records"]:
         if "us" in r and r["op"] in ops:
             table.setdefault((r["op"], r["dtype"], r["bytes"], r["mode"]), {})[r["peer"]] = r["us"]
-    pairs = {"forward": [("relu", "torch.relu"), ("relu_out", "clamp_min_out"), ("relu_out", "copy_")],
-             "misaligned": [("relu", "torch.relu"), ("relu_out", "clamp_min_out")],
-             "backward": [("relu_backward", "threshold_backward")], "latency": [("relu", "torch.relu"),
-                                                                               ("relu_out", "clamp_min_out")]}
+    return table
+
+
+def sweep_lines(data: dict, ops=("forward",)) -> list[str]:
+    table = sweep_table(data, ops)
     lines = []
     for op in ops:
-        for ours, peer in pairs[op]:
+        for ours, peer in PAIRS[op]:
             for mode in sorted({k[3] for k in table if k[0] == op}):
                 points = [(rec[peer] / rec[ours], f"{d} {fmt_size(b)}") for (o, d, b, m), rec in table.items()
                           if o == op and m == mode and ours in rec and peer in rec]
@@ -89,17 +98,11 @@ def sweep_detail(data: dict, ops: tuple[str, ...]) -> list[str]:
     """sweep_lines' pairs per dtype and size band (sizes ascending within each band)."""
     cache = data["meta"].get("cache_bytes") or 0
     dtypes = list(dict.fromkeys(r["dtype"] for r in data["records"]))
-    table = {}
-    for r in data["records"]:
-        if "us" in r and r["op"] in ops:
-            table.setdefault((r["op"], r["dtype"], r["bytes"], r["mode"]), {})[r["peer"]] = r["us"]
-    pairs = {"forward": [("relu", "torch.relu"), ("relu_out", "clamp_min_out"), ("relu_out", "copy_")],
-             "misaligned": [("relu", "torch.relu"), ("relu_out", "clamp_min_out")],
-             "backward": [("relu_backward", "threshold_backward")]}
+    table = sweep_table(data, ops)
     lines = [f"(bands: below 1 MiB; resident: the pass's tensors (2, backward 3) fit the {fmt_size(cache)} cache "
              "together; past the cache)"]
     for op in ops:
-        for ours, peer in pairs[op]:
+        for ours, peer in PAIRS[op]:
             for mode in sorted({k[3] for k in table if k[0] == op}):
                 points = sorted(((rec[peer] / rec[ours], d, b, "") for (o, d, b, m), rec in table.items()
                                  if o == op and m == mode and ours in rec and peer in rec),
