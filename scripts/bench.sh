@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 if ! "$PYTHON" -c 'import tqdm, tabulate' 2>/dev/null && [ "$PYTHON" != python3 ]; then
-  "$PYTHON" -m pip install -q -r requirements-dev.txt  # `kernels benchmark`'s table needs tabulate
+  scripts/pip_install.sh "$PYTHON" -r requirements-dev.txt  # `kernels benchmark`'s table needs tabulate
 fi
 
 device=$("$PYTHON" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')

@@ -11,8 +11,8 @@ else
     python3 -m venv .venv
   fi
   if ! _relu_env_ready .venv/bin/python; then
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -r requirements-dev.txt
+    scripts/pip_install.sh .venv/bin/python --upgrade pip
+    scripts/pip_install.sh .venv/bin/python -r requirements-dev.txt
   fi
   PYTHON=$PWD/.venv/bin/python
 fi

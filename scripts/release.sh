@@ -28,8 +28,8 @@ VENV=.venv-release
 if ! cmp -s requirements-release.txt "$VENV/requirements-release.txt" ||
    ! "$VENV/bin/python" -c "import torch; assert torch.__version__.startswith('$RELEASE_TORCH')" 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -r requirements-release.txt
+  scripts/pip_install.sh "$VENV/bin/python" --upgrade pip
+  scripts/pip_install.sh "$VENV/bin/python" -r requirements-release.txt
   cp requirements-release.txt "$VENV/requirements-release.txt"
 fi
 source "$(scripts/toolchains/aarch64.sh)"

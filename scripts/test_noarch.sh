@@ -21,17 +21,10 @@ if [ -n "${RELU_NOARCH_TORCH:-}" ]; then
   if ! "$venv/bin/python" -c "import torch, kernels, pytest, numpy, triton, tabulate
 assert torch.__version__.split('+')[0] == '$RELU_NOARCH_TORCH'" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --upgrade pip
+    scripts/pip_install.sh "$venv/bin/python" --upgrade pip
     # torch's own pins decide triton and the CUDA libraries; the rest as the test venv has it.
-    # Three tries: a 0.7 GB wheel's download can break off where pip's own resumes cannot get
-    # past (once in CI, cudnn at 540.8 of 706.8 MB, all six of its attempts); a new pip process
-    # starts the download again.
-    for attempt in 1 2 3; do
-      "$venv/bin/python" -m pip install -q "torch==$RELU_NOARCH_TORCH" \
-        $(grep -v -E '^(#|torch==|triton==)' requirements-dev.txt | grep .) && break
-      [ "$attempt" -lt 3 ] || exit 1
-      echo "test_noarch.sh: installing torch $RELU_NOARCH_TORCH failed (try $attempt of 3), again" >&2
-    done
+    scripts/pip_install.sh "$venv/bin/python" "torch==$RELU_NOARCH_TORCH" \
+      $(grep -v -E '^(#|torch==|triton==)' requirements-dev.txt | grep .)
   fi
   PYTHON=$(cd "$venv" && pwd)/bin/python
   dir=${RELU_NOARCH_DIR:-.cache/relu-noarch-torch$RELU_NOARCH_TORCH}
