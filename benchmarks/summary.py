@@ -139,17 +139,16 @@ def band_detail(band: dict) -> list[str]:
 
 def host_detail(data: dict) -> list[str]:
     """Host time per call in us, each peer's range over the sizes."""
-    names = dict.fromkeys(n for r in data["records"] if r["part"] == "host" for n in r["us"])
+    host = [r for r in data["records"] if r["part"] == "host"]
+    if not host:
+        return []
+    sizes = [r["bytes"] for r in host]
+    where = f"{host[0]['dtype']} {fmt_size(min(sizes))}-{fmt_size(max(sizes))}"
     lines = []
-    for name in names:
-        us = [r["us"][name] for r in data["records"] if r["part"] == "host" and name in r["us"]]
-        sizes = [r["bytes"] for r in data["records"] if r["part"] == "host"]
-        lines.append(f"- host us, {name}: {min(us):.2f}-{max(us):.2f} ({r_dtype(data)} {fmt_size(min(sizes))}-{fmt_size(max(sizes))})")
+    for name in dict.fromkeys(n for r in host for n in r["us"]):
+        us = [r["us"][name] for r in host if name in r["us"]]
+        lines.append(f"- host us, {name}: {min(us):.2f}-{max(us):.2f} ({where})")
     return lines
-
-
-def r_dtype(data: dict) -> str:
-    return next((r["dtype"] for r in data["records"] if r["part"] == "host"), "")
 
 
 def main() -> None:
