@@ -8,36 +8,40 @@
 #include <cstdint>
 #include <string>
 
-#include "relu-common/relu_dtypes.h"
+#include "relu-common/activations.h"
 #include "relu-common/strided_layout.h"
 
-// out[i] = relu(in[i]) for i < n. `in` and `out` are equal (in place) or do not overlap;
-// both point at elements of `dtype`, a supported one.
-void relu_flat_cpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n);
-void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+using relu_kernel::Activation;
+using relu_kernel::ScalarType;
+
+// out[i] = activation(in[i]) for i < n. `in` and `out` are equal (in place) or do not overlap;
+// both point at elements of `dtype`, one the activation supports.
+void relu_flat_cpu(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n);
+void relu_flat_cuda(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n,
                     int32_t device);
-void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
+void relu_flat_xpu(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n,
                    int32_t device);
 
-// grad_in[i] = result[i] > 0 ? grad_out[i] : 0 for i < n; dtypes with a gradient only.
-void relu_backward_flat_cpu(relu_kernel::ScalarType dtype, const void* grad_out,
-                            const void* result, void* grad_in, int64_t n);
-void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
-                             const void* result, void* grad_in, int64_t n, int32_t device);
-void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
-                            const void* result, void* grad_in, int64_t n, int32_t device);
+// grad_in[i] = backward_element(grad_out[i], saved[i]) for i < n (activations.h: saved is relu's
+// result, relu_squared's x); dtypes with a gradient only.
+void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void* grad_out,
+                            const void* saved, void* grad_in, int64_t n);
+void relu_backward_flat_cuda(Activation activation, ScalarType dtype, const void* grad_out,
+                             const void* saved, void* grad_in, int64_t n, int32_t device);
+void relu_backward_flat_xpu(Activation activation, ScalarType dtype, const void* grad_out,
+                            const void* saved, void* grad_in, int64_t n, int32_t device);
 
 // The strided forms of the flat passes above (relu-common/strided_layout.h). The operands do
 // not overlap, except that out may be the input itself with the same strides (in place):
 // each element is read before it is written.
-void relu_strided_cpu(relu_kernel::ScalarType dtype, const void* in, void* out,
+void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
                       const StridedLayout& layout);
-void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
+void relu_strided_cuda(Activation activation, ScalarType dtype, const void* in, void* out,
                        const StridedLayout& layout, int32_t device);
-void relu_backward_strided_cpu(relu_kernel::ScalarType dtype, const void* grad_out,
-                               const void* result, void* grad_in, const StridedLayout& layout);
-void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
-                                const void* result, void* grad_in, const StridedLayout& layout,
+void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const void* grad_out,
+                               const void* saved, void* grad_in, const StridedLayout& layout);
+void relu_backward_strided_cuda(Activation activation, ScalarType dtype, const void* grad_out,
+                                const void* saved, void* grad_in, const StridedLayout& layout,
                                 int32_t device);
 
 // Which SIMD variant the CPU kernel runs: "avx512", "avx2" or "portable".
