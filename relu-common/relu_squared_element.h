@@ -2,7 +2,8 @@
 // where relu_squared's semantics live, for the CPU, CUDA and SYCL backends alike.
 //   forward   y  = x > 0 ? x * x : 0
 //   gradient  dx = x > 0 ? (2 * x) * grad : 0     (a select: NaN or inf grad where x <= 0 gives 0)
-// Both computed in OpMath (float; double for float64) and rounded once to the format.
+// Both computed in OpMath (float; double for float64) and rounded once to the format. A NaN
+// result (a gradient's only: inf * 0, or a NaN grad where x > 0) has unspecified sign and payload.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "relu-common/activations.h"
 #include "relu-common/backend_entry_points.h"
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
@@ -37,7 +38,7 @@ constexpr int kVectorsPerLoopTrip = 2;
 // every kStep-th element into a contiguous out (x[:, ::2], x[..., 1::3]); with the step a
 // compile-time constant the compiler loads whole vectors and de-interleaves them with
 // shuffles, where a variable step leaves it one element at a time (forward_strided_row).
-template <typename Fmt, int kStep = 1>
+template <Activation kActivation, typename Fmt, int kStep = 1>
 __attribute__((always_inline)) inline void forward_span(const typename Fmt::Storage* in,
                                                         typename Fmt::Storage* out,
                                                         int64_t n) {
@@ -45,17 +46,19 @@ __attribute__((always_inline)) inline void forward_span(const typename Fmt::Stor
   // element depends on another, which is exactly what ivdep promises.
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) out[i] = relu_element<Fmt>(in[i * kStep]);
+  for (int64_t i = 0; i < n; ++i) out[i] = forward_element<kActivation, Fmt>(in[i * kStep]);
 }
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 __attribute__((always_inline)) inline void backward_span(const typename Fmt::Storage* grad,
-                                                         const typename Fmt::Storage* result,
+                                                         const typename Fmt::Storage* saved,
                                                          typename Fmt::Storage* grad_in,
                                                          int64_t n) {
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) grad_in[i] = relu_backward_element<Fmt>(grad[i], result[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    grad_in[i] = backward_element<kActivation, Fmt>(grad[i], saved[i]);
+  }
 }
 
 // One element with no branch, for the rows the compiler cannot vectorize. GCC compiles the
@@ -91,24 +94,34 @@ inline typename Fmt::Storage element_of(ElementBits<Fmt> bits) {
 // strided out=, x[:, ::5]): one element at a time, as TensorIterator's basic loop does for
 // such rows. Never inlined into the ISA walks below: compiled for AVX2 the variable-stride
 // int8 loop ran 1.5x slower than this one (Zen 3).
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 __attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* in,
                                                    int64_t in_stride, typename Fmt::Storage* out,
                                                    int64_t out_stride, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    out[i * out_stride] = element_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(in[i * in_stride])));
+    if constexpr (kActivation == Activation::kRelu) {
+      out[i * out_stride] = element_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(in[i * in_stride])));
+    } else {
+      out[i * out_stride] = forward_element<kActivation, Fmt>(in[i * in_stride]);
+    }
   }
 }
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 __attribute__((noinline)) void backward_strided_row(
-    const typename Fmt::Storage* grad, int64_t grad_stride, const typename Fmt::Storage* result,
-    int64_t result_stride, typename Fmt::Storage* grad_in, int64_t grad_in_stride, int64_t n) {
+    const typename Fmt::Storage* grad, int64_t grad_stride, const typename Fmt::Storage* saved,
+    int64_t saved_stride, typename Fmt::Storage* grad_in, int64_t grad_in_stride, int64_t n) {
   using Bits = ElementBits<Fmt>;
   for (int64_t i = 0; i < n; ++i) {
-    const Bits result_bits = relu_lanes<Fmt>(bits_of<Fmt>(result[i * result_stride]));
-    const Bits keep = Bits(Bits(0) - Bits(result_bits != 0));  // all ones where result > 0
-    grad_in[i * grad_in_stride] = element_of<Fmt>(Bits(bits_of<Fmt>(grad[i * grad_stride]) & keep));
+    if constexpr (kActivation == Activation::kRelu) {
+      const Bits result_bits = relu_lanes<Fmt>(bits_of<Fmt>(saved[i * saved_stride]));
+      const Bits keep = Bits(Bits(0) - Bits(result_bits != 0));  // all ones where result > 0
+      grad_in[i * grad_in_stride] =
+          element_of<Fmt>(Bits(bits_of<Fmt>(grad[i * grad_stride]) & keep));
+    } else {
+      grad_in[i * grad_in_stride] =
+          backward_element<kActivation, Fmt>(grad[i * grad_stride], saved[i * saved_stride]);
+    }
   }
 }
 
@@ -116,48 +129,50 @@ __attribute__((noinline)) void backward_strided_row(
 // from each operand's element offset in `offsets` (operand 0 is the output).
 
 // Forward rows with out contiguous and x read every kStep-th element (1: contiguous).
-template <typename Fmt, int kStep>
+template <Activation kActivation, typename Fmt, int kStep>
 struct ForwardSpanRow {
   using Storage = typename Fmt::Storage;
   const Storage* in;
   Storage* out;
   __attribute__((always_inline)) void operator()(const int64_t (&offsets)[2], int64_t n) const {
-    forward_span<Fmt, kStep>(in + offsets[1], out + offsets[0], n);
+    forward_span<kActivation, Fmt, kStep>(in + offsets[1], out + offsets[0], n);
   }
 };
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 struct ForwardStridedRow {
   using Storage = typename Fmt::Storage;
   const Storage* in;
   Storage* out;
   int64_t in_stride, out_stride;
   __attribute__((always_inline)) void operator()(const int64_t (&offsets)[2], int64_t n) const {
-    forward_strided_row<Fmt>(in + offsets[1], in_stride, out + offsets[0], out_stride, n);
+    forward_strided_row<kActivation, Fmt>(in + offsets[1], in_stride, out + offsets[0],
+                                          out_stride, n);
   }
 };
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 struct BackwardSpanRow {
   using Storage = typename Fmt::Storage;
   const Storage* grad;
-  const Storage* result;
+  const Storage* saved;
   Storage* grad_in;
   __attribute__((always_inline)) void operator()(const int64_t (&offsets)[3], int64_t n) const {
-    backward_span<Fmt>(grad + offsets[1], result + offsets[2], grad_in + offsets[0], n);
+    backward_span<kActivation, Fmt>(grad + offsets[1], saved + offsets[2], grad_in + offsets[0],
+                                    n);
   }
 };
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 struct BackwardStridedRow {
   using Storage = typename Fmt::Storage;
   const Storage* grad;
-  const Storage* result;
+  const Storage* saved;
   Storage* grad_in;
-  int64_t grad_stride, result_stride, grad_in_stride;
+  int64_t grad_stride, saved_stride, grad_in_stride;
   __attribute__((always_inline)) void operator()(const int64_t (&offsets)[3], int64_t n) const {
-    backward_strided_row<Fmt>(grad + offsets[1], grad_stride, result + offsets[2], result_stride,
-                              grad_in + offsets[0], grad_in_stride, n);
+    backward_strided_row<kActivation, Fmt>(grad + offsets[1], grad_stride, saved + offsets[2],
+                                           saved_stride, grad_in + offsets[0], grad_in_stride, n);
   }
 };
 
@@ -247,37 +262,37 @@ enum class Isa { kPortable, kAvx2, kAvx512 };
 #endif
 
 // Each loop once per ISA: the same inlined body, vectorized for another target.
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 RELU_TARGET_AVX512 void forward_avx512(const typename Fmt::Storage* in,
                                        typename Fmt::Storage* out, int64_t n) {
-  forward_span<Fmt>(in, out, n);
+  forward_span<kActivation, Fmt>(in, out, n);
 }
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 RELU_TARGET_AVX2 void forward_avx2(const typename Fmt::Storage* in, typename Fmt::Storage* out,
                                    int64_t n) {
-  forward_span<Fmt>(in, out, n);
+  forward_span<kActivation, Fmt>(in, out, n);
 }
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 void forward_portable(const typename Fmt::Storage* in, typename Fmt::Storage* out, int64_t n) {
-  forward_span<Fmt>(in, out, n);
+  forward_span<kActivation, Fmt>(in, out, n);
 }
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 RELU_TARGET_AVX512 void backward_avx512(const typename Fmt::Storage* grad,
-                                        const typename Fmt::Storage* result,
+                                        const typename Fmt::Storage* saved,
                                         typename Fmt::Storage* grad_in, int64_t n) {
-  backward_span<Fmt>(grad, result, grad_in, n);
+  backward_span<kActivation, Fmt>(grad, saved, grad_in, n);
 }
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 RELU_TARGET_AVX2 void backward_avx2(const typename Fmt::Storage* grad,
-                                    const typename Fmt::Storage* result,
+                                    const typename Fmt::Storage* saved,
                                     typename Fmt::Storage* grad_in, int64_t n) {
-  backward_span<Fmt>(grad, result, grad_in, n);
+  backward_span<kActivation, Fmt>(grad, saved, grad_in, n);
 }
-template <typename Fmt>
-void backward_portable(const typename Fmt::Storage* grad, const typename Fmt::Storage* result,
+template <Activation kActivation, typename Fmt>
+void backward_portable(const typename Fmt::Storage* grad, const typename Fmt::Storage* saved,
                        typename Fmt::Storage* grad_in, int64_t n) {
-  backward_span<Fmt>(grad, result, grad_in, n);
+  backward_span<kActivation, Fmt>(grad, saved, grad_in, n);
 }
 
 template <int kOperands, typename Row>
@@ -372,11 +387,14 @@ void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& 
 
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
-void relu_flat_cpu(ScalarType dtype, const void* in, void* out, int64_t n) {
-  visit_format(dtype, [&](auto fmt) {
+void relu_flat_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
+                   int64_t n) {
+  visit_forward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&forward_portable<Fmt>, &forward_avx2<Fmt>, &forward_avx512<Fmt>);
+    const auto span = for_isa(&forward_portable<kActivation, Fmt>,
+                              &forward_avx2<kActivation, Fmt>, &forward_avx512<kActivation, Fmt>);
     const auto* src = static_cast<const Storage*>(in);
     auto* dst = static_cast<Storage*>(out);
     run_split(n, sizeof(Storage),
@@ -384,8 +402,10 @@ void relu_flat_cpu(ScalarType dtype, const void* in, void* out, int64_t n) {
   });
 }
 
-void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const StridedLayout& layout) {
-  visit_format(dtype, [&](auto fmt) {
+void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
+                      const StridedLayout& layout) {
+  visit_forward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto* src = static_cast<const Storage*>(in);
@@ -394,7 +414,8 @@ void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const Strided
     // Every row of a layout has the same strides: the row loop is chosen once.
     if (out_stride == 1 && in_stride >= 1 && in_stride <= 4) {
       const auto walk_stepped = [&](auto step) {
-        walk_layout<2>(layout, sizeof(Storage), ForwardSpanRow<Fmt, decltype(step)::value>{src, dst});
+        walk_layout<2>(layout, sizeof(Storage),
+                       ForwardSpanRow<kActivation, Fmt, decltype(step)::value>{src, dst});
       };
       switch (in_stride) {
         case 1: return walk_stepped(std::integral_constant<int, 1>{});
@@ -403,40 +424,46 @@ void relu_strided_cpu(ScalarType dtype, const void* in, void* out, const Strided
         default: return walk_stepped(std::integral_constant<int, 4>{});
       }
     }
-    walk_layout<2>(layout, sizeof(Storage), ForwardStridedRow<Fmt>{src, dst, in_stride, out_stride});
+    walk_layout<2>(layout, sizeof(Storage),
+                   ForwardStridedRow<kActivation, Fmt>{src, dst, in_stride, out_stride});
   });
 }
 
-void relu_backward_strided_cpu(ScalarType dtype, const void* grad_out, const void* result,
-                               void* grad_in, const StridedLayout& layout) {
-  visit_gradient_format(dtype, [&](auto fmt) {
+void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const void* grad_out,
+                               const void* saved, void* grad_in, const StridedLayout& layout) {
+  visit_backward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto* grad = static_cast<const Storage*>(grad_out);
-    const auto* res = static_cast<const Storage*>(result);
+    const auto* kept = static_cast<const Storage*>(saved);
     auto* dst = static_cast<Storage*>(grad_in);
     const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
-                  res_stride = layout.strides[2][0];
-    if (dst_stride == 1 && grad_stride == 1 && res_stride == 1) {
-      walk_layout<3>(layout, sizeof(Storage), BackwardSpanRow<Fmt>{grad, res, dst});
+                  saved_stride = layout.strides[2][0];
+    if (dst_stride == 1 && grad_stride == 1 && saved_stride == 1) {
+      walk_layout<3>(layout, sizeof(Storage), BackwardSpanRow<kActivation, Fmt>{grad, kept, dst});
     } else {
       walk_layout<3>(layout, sizeof(Storage),
-                     BackwardStridedRow<Fmt>{grad, res, dst, grad_stride, res_stride, dst_stride});
+                     BackwardStridedRow<kActivation, Fmt>{grad, kept, dst, grad_stride,
+                                                          saved_stride, dst_stride});
     }
   });
 }
 
-void relu_backward_flat_cpu(ScalarType dtype, const void* grad_out, const void* result,
-                            void* grad_in, int64_t n) {
-  visit_gradient_format(dtype, [&](auto fmt) {
+void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void* grad_out,
+                            const void* saved, void* grad_in, int64_t n) {
+  visit_backward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&backward_portable<Fmt>, &backward_avx2<Fmt>, &backward_avx512<Fmt>);
+    const auto span = for_isa(&backward_portable<kActivation, Fmt>,
+                              &backward_avx2<kActivation, Fmt>,
+                              &backward_avx512<kActivation, Fmt>);
     const auto* grad = static_cast<const Storage*>(grad_out);
-    const auto* res = static_cast<const Storage*>(result);
+    const auto* kept = static_cast<const Storage*>(saved);
     auto* dst = static_cast<Storage*>(grad_in);
     run_split(n, sizeof(Storage), [&](int64_t begin, int64_t end) {
-      span(grad + begin, res + begin, dst + begin, end - begin);
+      span(grad + begin, kept + begin, dst + begin, end - begin);
     });
   });
 }

@@ -10,44 +10,43 @@
 
 namespace relu_binding {
 
-using relu_kernel::ScalarType;
 
 struct CpuBackend {
   static constexpr bool kWalksLayouts = true;
-  static void strided_forward(ScalarType dtype, const void* in, void* out,
+  static void strided_forward(Activation activation, ScalarType dtype, const void* in, void* out,
                               const StridedLayout& layout, int32_t) {
-    relu_strided_cpu(dtype, in, out, layout);
+    relu_strided_cpu(activation, dtype, in, out, layout);
   }
-  static void strided_backward(ScalarType dtype, const void* grad, const void* result,
+  static void strided_backward(Activation activation, ScalarType dtype, const void* grad, const void* saved,
                                void* grad_in, const StridedLayout& layout, int32_t) {
-    relu_backward_strided_cpu(dtype, grad, result, grad_in, layout);
+    relu_backward_strided_cpu(activation, dtype, grad, saved, grad_in, layout);
   }
-  static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t) {
-    relu_flat_cpu(dtype, in, out, n);
+  static void forward(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n, int32_t) {
+    relu_flat_cpu(activation, dtype, in, out, n);
   }
-  static void backward(ScalarType dtype, const void* grad, const void* result, void* grad_in,
+  static void backward(Activation activation, ScalarType dtype, const void* grad, const void* saved, void* grad_in,
                        int64_t n, int32_t) {
-    relu_backward_flat_cpu(dtype, grad, result, grad_in, n);
+    relu_backward_flat_cpu(activation, dtype, grad, saved, grad_in, n);
   }
 };
 
 #if defined(CUDA_KERNEL)
 struct CudaBackend {
   static constexpr bool kWalksLayouts = true;
-  static void strided_forward(ScalarType dtype, const void* in, void* out,
+  static void strided_forward(Activation activation, ScalarType dtype, const void* in, void* out,
                               const StridedLayout& layout, int32_t device) {
-    relu_strided_cuda(dtype, in, out, layout, device);
+    relu_strided_cuda(activation, dtype, in, out, layout, device);
   }
-  static void strided_backward(ScalarType dtype, const void* grad, const void* result,
+  static void strided_backward(Activation activation, ScalarType dtype, const void* grad, const void* saved,
                                void* grad_in, const StridedLayout& layout, int32_t device) {
-    relu_backward_strided_cuda(dtype, grad, result, grad_in, layout, device);
+    relu_backward_strided_cuda(activation, dtype, grad, saved, grad_in, layout, device);
   }
-  static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
-    relu_flat_cuda(dtype, in, out, n, device);
+  static void forward(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
+    relu_flat_cuda(activation, dtype, in, out, n, device);
   }
-  static void backward(ScalarType dtype, const void* grad, const void* result, void* grad_in,
+  static void backward(Activation activation, ScalarType dtype, const void* grad, const void* saved, void* grad_in,
                        int64_t n, int32_t device) {
-    relu_backward_flat_cuda(dtype, grad, result, grad_in, n, device);
+    relu_backward_flat_cuda(activation, dtype, grad, saved, grad_in, n, device);
   }
 };
 #endif
@@ -57,12 +56,12 @@ struct CudaBackend {
 // layouts go through dense copies.
 struct XpuBackend {
   static constexpr bool kWalksLayouts = false;
-  static void forward(ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
-    relu_flat_xpu(dtype, in, out, n, device);
+  static void forward(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n, int32_t device) {
+    relu_flat_xpu(activation, dtype, in, out, n, device);
   }
-  static void backward(ScalarType dtype, const void* grad, const void* result, void* grad_in,
+  static void backward(Activation activation, ScalarType dtype, const void* grad, const void* saved, void* grad_in,
                        int64_t n, int32_t device) {
-    relu_backward_flat_xpu(dtype, grad, result, grad_in, n, device);
+    relu_backward_flat_xpu(activation, dtype, grad, saved, grad_in, n, device);
   }
 };
 #endif

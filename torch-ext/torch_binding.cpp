@@ -10,6 +10,8 @@
 //   relu(Tensor x) -> Tensor                          allocating
 //   relu_out(Tensor(a!) out, Tensor x) -> ()          writes out; out may be x (in place)
 //   relu_backward(Tensor grad_out, Tensor result) -> Tensor     grad_out * (result > 0)
+//   relu_squared, relu_squared_out: the same for x > 0 ? x*x : 0 (float dtypes)
+//   relu_squared_backward(Tensor grad_out, Tensor x) -> Tensor  x > 0 ? 2x * grad_out : 0
 //   cpu_isa() -> str, dtype_table() -> str            what this build runs and takes
 //
 // Every build registers the CPU kernels; a CUDA build registers its CUDA kernels beside
@@ -70,37 +72,34 @@ Tensor contiguous_copy(const Tensor& t, const Geometry& g) {
   return copy;
 }
 
+// out = activation(x) for x and out of any layouts, walked in out's stride order then x's,
+// with no copy. Dense copies only where the walk cannot go: more than
+// StridedLayout::kMaxDims dimensions left after merging, or a backend without a walk (XPU).
 template <typename Backend>
-void run_forward(const Tensor& x, const Geometry& gx, Tensor& out) {
-  Backend::forward(gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(), gx.numel,
-                   gx.device_index);
-}
-
-// out = relu(x) for x and out of any layouts, walked in out's stride order then x's, with no
-// copy. Dense copies only where the walk cannot go: more than StridedLayout::kMaxDims
-// dimensions left after merging, or a backend without a walk (XPU).
-template <typename Backend>
-void walk_forward(const Tensor& x, const Geometry& gx, Tensor& out, const Geometry& go) {
+void walk_forward(Activation activation, const Tensor& x, const Geometry& gx, Tensor& out,
+                  const Geometry& go) {
   if constexpr (Backend::kWalksLayouts) {
     const int64_t* strides[] = {go.strides, gx.strides};
     if (const std::optional<StridedLayout> layout = strided_layout(go.dim, go.sizes, strides, 2)) {
-      Backend::strided_forward(gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(), *layout,
-                               gx.device_index);
+      Backend::strided_forward(activation, gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(),
+                               *layout, gx.device_index);
       return;
     }
   }
   Tensor dense = contiguous_copy(x, gx);
-  Backend::forward(gx.dtype, dense.const_data_ptr(), dense.mutable_data_ptr(), gx.numel,
-                   gx.device_index);
+  Backend::forward(activation, gx.dtype, dense.const_data_ptr(), dense.mutable_data_ptr(),
+                   gx.numel, gx.device_index);
   torch::stable::copy_(out, dense);
 }
 
 template <typename Backend>
-void relu_out_checked(Tensor& out, const Geometry& go, const Tensor& x, const Geometry& gx) {
+void forward_out_checked(Activation activation, Tensor& out, const Geometry& go, const Tensor& x,
+                         const Geometry& gx) {
   if (gx.numel == 0) return;
   if (gx.same_dense_layout(go) && go.dense) {
     // Contiguous, channels-last, permuted-dense, and in place (out is x): one flat pass.
-    run_forward<Backend>(x, gx, out);
+    Backend::forward(activation, gx.dtype, x.const_data_ptr(), out.mutable_data_ptr(), gx.numel,
+                     gx.device_index);
     return;
   }
   // Each element is read before it is written, so out may be x itself in any layout. Any
@@ -109,57 +108,72 @@ void relu_out_checked(Tensor& out, const Geometry& go, const Tensor& x, const Ge
   const bool in_place = x.const_data_ptr() == out.const_data_ptr() && gx.same_strides(go);
   if (!in_place && may_share_memory(x, gx, out, go)) {
     const Tensor copy = contiguous_copy(x, gx);
-    walk_forward<Backend>(copy, Geometry(copy), out, go);
+    walk_forward<Backend>(activation, copy, Geometry(copy), out, go);
     return;
   }
-  walk_forward<Backend>(x, gx, out, go);
+  walk_forward<Backend>(activation, x, gx, out, go);
 }
 
-template <typename Backend>
-void relu_out_impl(Tensor out, Tensor x) {
+template <typename Backend, Activation kActivation>
+void forward_out_impl(Tensor out, Tensor x) {
   const Geometry go(out), gx(x);
-  check_relu_args(out, go, x, gx);
-  relu_out_checked<Backend>(out, go, x, gx);
+  check_forward_args(kActivation, out, go, x, gx);
+  forward_out_checked<Backend>(kActivation, out, go, x, gx);
 }
 
-template <typename Backend>
-Tensor relu_impl(Tensor x) {
+template <typename Backend, Activation kActivation>
+Tensor forward_impl(Tensor x) {
   const Geometry gx(x);
-  check_supported_dtype(gx);
+  check_supported_dtype(kActivation, gx);
   Tensor out = empty_with_layout_of(gx);
-  relu_out_checked<Backend>(out, gx.dense ? gx : Geometry(out), x, gx);
+  forward_out_checked<Backend>(kActivation, out, gx.dense ? gx : Geometry(out), x, gx);
   return out;
 }
 
-template <typename Backend>
-Tensor relu_backward_impl(Tensor grad_out, Tensor result) {
-  const Geometry gg(grad_out), gr(result);
-  check_backward_args(gg, gr);
-  // The gradient takes result's layout (dense in its stride order when result is not dense),
+// grad_in from grad_out and the saved tensor (relu's result, relu_squared's x), in the saved
+// tensor's layout.
+template <typename Backend, Activation kActivation>
+Tensor backward_impl(Tensor grad_out, Tensor saved) {
+  const Geometry gg(grad_out), gs(saved);
+  check_backward_args(kActivation, gg, gs);
+  // The gradient takes saved's layout (dense in its stride order when saved is not dense),
   // and a fresh tensor shares memory with neither input.
-  Tensor grad_in = empty_with_layout_of(gr);
-  if (gr.numel == 0) return grad_in;
-  if (gr.same_dense_layout(gg)) {
-    Backend::backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
-                      grad_in.mutable_data_ptr(), gr.numel, gr.device_index);
+  Tensor grad_in = empty_with_layout_of(gs);
+  if (gs.numel == 0) return grad_in;
+  if (gs.same_dense_layout(gg)) {
+    Backend::backward(kActivation, gs.dtype, grad_out.const_data_ptr(), saved.const_data_ptr(),
+                      grad_in.mutable_data_ptr(), gs.numel, gs.device_index);
     return grad_in;
   }
-  const Geometry gi = gr.dense ? gr : Geometry(grad_in);
+  const Geometry gi = gs.dense ? gs : Geometry(grad_in);
   if constexpr (Backend::kWalksLayouts) {
-    const int64_t* strides[] = {gi.strides, gg.strides, gr.strides};
+    const int64_t* strides[] = {gi.strides, gg.strides, gs.strides};
     if (const std::optional<StridedLayout> layout = strided_layout(gi.dim, gi.sizes, strides, 3)) {
-      Backend::strided_backward(gr.dtype, grad_out.const_data_ptr(), result.const_data_ptr(),
-                                grad_in.mutable_data_ptr(), *layout, gr.device_index);
+      Backend::strided_backward(kActivation, gs.dtype, grad_out.const_data_ptr(),
+                                saved.const_data_ptr(), grad_in.mutable_data_ptr(), *layout,
+                                gs.device_index);
       return grad_in;
     }
   }
   // Beyond the walk: both inputs in grad_in's layout first.
-  Tensor grad = empty_with_layout_of(gi), res = empty_with_layout_of(gi);
+  Tensor grad = empty_with_layout_of(gi), kept = empty_with_layout_of(gi);
   torch::stable::copy_(grad, grad_out);
-  torch::stable::copy_(res, result);
-  Backend::backward(gr.dtype, grad.const_data_ptr(), res.const_data_ptr(),
-                    grad_in.mutable_data_ptr(), gr.numel, gr.device_index);
+  torch::stable::copy_(kept, saved);
+  Backend::backward(kActivation, gs.dtype, grad.const_data_ptr(), kept.const_data_ptr(),
+                    grad_in.mutable_data_ptr(), gs.numel, gs.device_index);
   return grad_in;
+}
+
+// Every op of one backend, registered under one dispatch key.
+template <typename Backend, typename Library>
+void register_kernels(Library& ops) {
+  constexpr Activation kRelu = Activation::kRelu, kSquared = Activation::kReluSquared;
+  ops.impl("relu", TORCH_BOX((&forward_impl<Backend, kRelu>)));
+  ops.impl("relu_out", TORCH_BOX((&forward_out_impl<Backend, kRelu>)));
+  ops.impl("relu_backward", TORCH_BOX((&backward_impl<Backend, kRelu>)));
+  ops.impl("relu_squared", TORCH_BOX((&forward_impl<Backend, kSquared>)));
+  ops.impl("relu_squared_out", TORCH_BOX((&forward_out_impl<Backend, kSquared>)));
+  ops.impl("relu_squared_backward", TORCH_BOX((&backward_impl<Backend, kSquared>)));
 }
 
 std::string cpu_isa() { return relu_cpu_isa(); }
@@ -173,6 +187,9 @@ STABLE_TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.def("relu(Tensor x) -> Tensor");
   ops.def("relu_out(Tensor(a!) out, Tensor x) -> ()");
   ops.def("relu_backward(Tensor grad_out, Tensor result) -> Tensor");
+  ops.def("relu_squared(Tensor x) -> Tensor");
+  ops.def("relu_squared_out(Tensor(a!) out, Tensor x) -> ()");
+  ops.def("relu_squared_backward(Tensor grad_out, Tensor x) -> Tensor");
   ops.def("cpu_isa() -> str");
   ops.def("dtype_table() -> str");
 }
@@ -183,24 +200,18 @@ STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CompositeExplicitAutograd
 }
 
 STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CPU, ops) {
-  ops.impl("relu", TORCH_BOX(&relu_impl<CpuBackend>));
-  ops.impl("relu_out", TORCH_BOX(&relu_out_impl<CpuBackend>));
-  ops.impl("relu_backward", TORCH_BOX(&relu_backward_impl<CpuBackend>));
+  register_kernels<CpuBackend>(ops);
 }
 
 #if defined(CUDA_KERNEL)
 STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CUDA, ops) {
-  ops.impl("relu", TORCH_BOX(&relu_impl<CudaBackend>));
-  ops.impl("relu_out", TORCH_BOX(&relu_out_impl<CudaBackend>));
-  ops.impl("relu_backward", TORCH_BOX(&relu_backward_impl<CudaBackend>));
+  register_kernels<CudaBackend>(ops);
 }
 #endif
 
 #if defined(XPU_KERNEL)
 STABLE_TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, XPU, ops) {
-  ops.impl("relu", TORCH_BOX(&relu_impl<XpuBackend>));
-  ops.impl("relu_out", TORCH_BOX(&relu_out_impl<XpuBackend>));
-  ops.impl("relu_backward", TORCH_BOX(&relu_backward_impl<XpuBackend>));
+  register_kernels<XpuBackend>(ops);
 }
 #endif
 

@@ -13,33 +13,39 @@ import torch
 from . import _dtypes
 
 
-def check_arguments(x: torch.Tensor, out: Optional[torch.Tensor]) -> None:
-    """Raises the binding's error for relu(x) or relu(x, out=out), in the binding's order.
+# The dtypes each op takes, in the table's order (relu_squared: the dtypes with a gradient).
+_ACCEPTED = {"relu": _dtypes.SUPPORTED_ORDERED, "relu_squared": _dtypes.GRADIENT_ORDERED}
+# The tensor each backward reads beside grad_out (activations.h saved_name).
+_SAVED = {"relu": "result", "relu_squared": "x"}
+
+
+def check_arguments(x: torch.Tensor, out: Optional[torch.Tensor], op: str = "relu") -> None:
+    """Raises the binding's error for op(x) or op(x, out=out), in the binding's order.
     Not checked: out partially overlapping x, which needs addresses (the traced graph reads
     all of x before it writes out, so it is safe there)."""
-    if x.dtype not in _dtypes.SUPPORTED:
+    if x.dtype not in _ACCEPTED[op]:
         raise TypeError(
-            f"relu: x has dtype {_dtypes.name(x.dtype)}; supported dtypes are "
-            + ", ".join(map(_dtypes.name, _dtypes.SUPPORTED_ORDERED))
+            f"{op}: x has dtype {_dtypes.name(x.dtype)}; supported dtypes are "
+            + ", ".join(map(_dtypes.name, _ACCEPTED[op]))
         )
     if out is None:
         return
     if out.dtype != x.dtype:
         raise TypeError(
-            f"relu: out has dtype {_dtypes.name(out.dtype)} but x has dtype "
+            f"{op}: out has dtype {_dtypes.name(out.dtype)} but x has dtype "
             f"{_dtypes.name(x.dtype)}; out must have x's dtype"
         )
     if out.device != x.device:
-        raise ValueError(f"relu: out is on {out.device} but x is on {x.device}; out must be on x's device")
+        raise ValueError(f"{op}: out is on {out.device} but x is on {x.device}; out must be on x's device")
     if out.shape != x.shape:
         raise ValueError(
-            f"relu: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
+            f"{op}: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
             "out must have x's shape (it is never resized)"
         )
     for size, stride in zip(out.shape, out.stride()):
         if size > 1 and stride == 0:
             raise ValueError(
-                "relu: out has elements that share memory (an expand()ed or stride-0 view); "
+                f"{op}: out has elements that share memory (an expand()ed or stride-0 view); "
                 "pass a tensor whose elements are distinct"
             )
 
@@ -55,32 +61,34 @@ def check_gradient_dtype(x: torch.Tensor) -> None:
         )
 
 
-def raise_partial_overlap() -> None:
+def raise_partial_overlap(op: str = "relu") -> None:
     """The binding's error for two dense tensors that share memory without being the same
     elements; found by whoever has the addresses (the binding, the noarch ops)."""
     raise ValueError(
-        "relu: out partially overlaps x; pass out=x for in place, or a tensor that does "
+        f"{op}: out partially overlaps x; pass out=x for in place, or a tensor that does "
         "not share x's memory"
     )
 
 
-def check_backward_arguments(grad_out: torch.Tensor, result: torch.Tensor) -> None:
-    """The binding's checks of relu_backward, all ValueError as the op raises them (autograd
-    calls it with what relu() checked; a direct op call can get it wrong)."""
-    if result.dtype not in _dtypes.GRADIENT:
+def check_backward_arguments(grad_out: torch.Tensor, saved: torch.Tensor, op: str = "relu") -> None:
+    """The binding's checks of <op>_backward, all ValueError as the op raises them (autograd
+    calls it with what the forward checked; a direct op call can get it wrong). `saved` is
+    relu's result or relu_squared's x."""
+    name, saved_name = f"{op}_backward", _SAVED[op]
+    if saved.dtype not in _dtypes.GRADIENT:
         raise ValueError(
-            f"relu_backward: result has dtype {_dtypes.name(result.dtype)}; gradients exist for "
+            f"{name}: {saved_name} has dtype {_dtypes.name(saved.dtype)}; gradients exist for "
             + ", ".join(map(_dtypes.name, _dtypes.GRADIENT_ORDERED)) + " only"
         )
-    if grad_out.dtype != result.dtype:
+    if grad_out.dtype != saved.dtype:
         raise ValueError(
-            f"relu_backward: grad_out has dtype {_dtypes.name(grad_out.dtype)} but result has dtype "
-            f"{_dtypes.name(result.dtype)}"
+            f"{name}: grad_out has dtype {_dtypes.name(grad_out.dtype)} but {saved_name} has dtype "
+            f"{_dtypes.name(saved.dtype)}"
         )
-    if grad_out.device != result.device:
-        raise ValueError(f"relu_backward: grad_out is on {grad_out.device} but result is on {result.device}")
-    if grad_out.shape != result.shape:
+    if grad_out.device != saved.device:
+        raise ValueError(f"{name}: grad_out is on {grad_out.device} but {saved_name} is on {saved.device}")
+    if grad_out.shape != saved.shape:
         raise ValueError(
-            f"relu_backward: grad_out has shape {list(grad_out.shape)} but result has shape "
-            f"{list(result.shape)}"
+            f"{name}: grad_out has shape {list(grad_out.shape)} but {saved_name} has shape "
+            f"{list(saved.shape)}"
         )

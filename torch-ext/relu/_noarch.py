@@ -23,6 +23,8 @@ import math
 
 import torch
 
+from . import _definitions
+
 # CUDA float8 calls below this run on torch ops: Triton's launch is Python (about 23 us of host
 # time on the H200, Triton 3.6), and a first call under graph capture would compile there.
 TRITON_MIN_BYTES = 64 * 1024
@@ -88,7 +90,7 @@ def _may_share_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return phase < width or phase > g - width
 
 
-def _input_to_read(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def _input_to_read(out: torch.Tensor, x: torch.Tensor, op: str = "relu") -> torch.Tensor:
     """check_relu_args (argument_checks.h) past x's dtype, then what relu_out reads: x, or a
     copy where out may share x's memory without being x in place (relu_out_checked)."""
     if (out.dtype == x.dtype and out.shape == x.shape and out.device == x.device and x.is_contiguous()
@@ -97,13 +99,13 @@ def _input_to_read(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         # shape share memory only as the very same elements (in place) or partly.
         start, out_start, nbytes = x.data_ptr(), out.data_ptr(), x.nbytes
         if start != out_start and start < out_start + nbytes and out_start < start + nbytes:
-            _check("raise_partial_overlap")
+            _check("raise_partial_overlap", op)
         return x
-    _check("check_arguments", x, out)
+    _check("check_arguments", x, out, op)
     if (out.data_ptr() == x.data_ptr() and _same_strides(out, x)) or not _may_share_memory(out, x):
         return x
     if _is_dense(out) and _is_dense(x):
-        _check("raise_partial_overlap")
+        _check("raise_partial_overlap", op)
     return x.clone()  # interleaved views of one buffer: all of x is read before out is written
 
 
@@ -162,6 +164,21 @@ def _relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor
     _check("check_backward_arguments", grad_out, result)
     grad_in = torch.empty_like(result)  # result's layout, as the binding's
     return torch.where(result > 0, grad_out, _zero_like(result), out=grad_in)
+
+
+def _relu_squared(x: torch.Tensor) -> torch.Tensor:
+    _check("check_arguments", x, None, "relu_squared")
+    return _definitions.relu_squared_forward(x)
+
+
+def _relu_squared_out(out: torch.Tensor, x: torch.Tensor) -> None:
+    _check("check_arguments", x, out, "relu_squared")
+    out.copy_(_definitions.relu_squared_forward(_input_to_read(out, x, "relu_squared")))
+
+
+def _relu_squared_backward(grad_out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    _check("check_backward_arguments", grad_out, x, "relu_squared")
+    return torch.empty_like(x).copy_(_definitions.relu_squared_backward(grad_out, x))  # x's layout
 
 
 def device_kernels(device_type: str) -> tuple:
@@ -244,7 +261,9 @@ def register_ops(namespace: str, backend: str, dtype_table: str):
         return ops
     library = torch.library.Library(namespace, "DEF")
     for schema in ("relu(Tensor x) -> Tensor", "relu_out(Tensor(a!) out, Tensor x) -> ()", "cpu_isa() -> str",
-                   "relu_backward(Tensor grad_out, Tensor result) -> Tensor", "dtype_table() -> str"):
+                   "relu_backward(Tensor grad_out, Tensor result) -> Tensor", "dtype_table() -> str",
+                   "relu_squared(Tensor x) -> Tensor", "relu_squared_out(Tensor(a!) out, Tensor x) -> ()",
+                   "relu_squared_backward(Tensor grad_out, Tensor x) -> Tensor"):
         library.define(schema)
     library.impl("dtype_table", lambda: dtype_table, "CompositeExplicitAutograd")
     # The binding's answer is the SIMD variant of its CPU kernel; here torch's ops run.
@@ -253,6 +272,10 @@ def register_ops(namespace: str, backend: str, dtype_table: str):
         for op, kernel in zip(("relu", "relu_out", "relu_backward"), _KERNELS[device_type]):
             # Below autograd, as a C++ kernel: the Autograd key falls through to it (functions.py),
             # so it may get tensors that require grad, and its torch ops must record nothing.
+            library.impl(op, torch.no_grad()(kernel), device_type.upper())
+        # relu_squared: its definition in torch ops, the same on every device.
+        for op, kernel in zip(("relu_squared", "relu_squared_out", "relu_squared_backward"),
+                              (_relu_squared, _relu_squared_out, _relu_squared_backward)):
             library.impl(op, torch.no_grad()(kernel), device_type.upper())
     _LIBRARIES.append(library)  # a Library unregisters its ops when collected
     return ops
