@@ -2,6 +2,7 @@
 // compile-time element functions. Each activation's semantics live in its element header.
 //   kRelu         relu_element.h            every dtype of relu_dtypes.h; gradient from the result
 //   kReluSquared  relu_squared_element.h    the dtypes with a gradient; gradient from x
+// and the gated ops (gated_element.h), the dtypes with a gradient.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
+#include "relu-common/gated_element.h"
 #include "relu-common/relu_squared_element.h"
 
 namespace relu_kernel {
@@ -17,6 +19,25 @@ enum class Activation : int32_t { kRelu, kReluSquared };
 
 template <Activation kActivation>
 using ActivationConstant = std::integral_constant<Activation, kActivation>;
+
+template <Gate kGate>
+using GateConstant = std::integral_constant<Gate, kGate>;
+
+inline const char* gate_name(Gate gate) {
+  return gate == Gate::kReluAndMul ? "relu_and_mul" : "relu_squared_and_mul";
+}
+
+// Calls fn(GateConstant<G>{}, Format{}) for a gated pass: the dtypes with a gradient only.
+template <typename Fn>
+void visit_gated(Gate gate, ScalarType dtype, Fn&& fn) {
+  visit_gradient_format(dtype, [&](auto fmt) {
+    if (gate == Gate::kReluAndMul) {
+      fn(GateConstant<Gate::kReluAndMul>{}, fmt);
+    } else {
+      fn(GateConstant<Gate::kReluSquaredAndMul>{}, fmt);
+    }
+  });
+}
 
 // The tensor a backward pass reads beside grad_out: relu's result, or relu_squared's input.
 inline const char* saved_name(Activation activation) {

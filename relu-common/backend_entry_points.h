@@ -44,5 +44,28 @@ void relu_backward_strided_cuda(Activation activation, ScalarType dtype, const v
                                 const void* saved, void* grad_in, const StridedLayout& layout,
                                 int32_t device);
 
+// The gated ops (gated_element.h) over the halves of x [..., 2d] as two input streams, walked
+// as `layout` (operand 0: the output half, 1: grad_out, then a and b for the backward; 1: a,
+// 2: b for the forward). threshold: the kReluAndMul gate's, in OpMath.
+//   forward   out = gate(a) * b
+//   backward  grad_a and grad_b (the halves of grad_x, one stride set: operand 0) in two passes:
+//             grad_a from (grad_out, a, b), then grad_b from (grad_out, a)
+void gated_strided_cpu(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
+                       void* out, const StridedLayout& layout, double threshold);
+void gated_strided_cuda(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
+                        void* out, const StridedLayout& layout, double threshold, int32_t device);
+void gated_backward_strided_cpu(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
+                                const void* a, const void* b, void* grad_a, void* grad_b,
+                                const StridedLayout& layout, double threshold);
+void gated_backward_strided_cuda(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
+                                 const void* a, const void* b, void* grad_a, void* grad_b,
+                                 const StridedLayout& layout, double threshold, int32_t device);
+// XPU (no walk): the same over dense halves of n elements each.
+void gated_flat_xpu(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
+                    void* out, int64_t n, double threshold, int32_t device);
+void gated_backward_flat_xpu(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
+                             const void* a, const void* b, void* grad_a, void* grad_b, int64_t n,
+                             double threshold, int32_t device);
+
 // Which SIMD variant the CPU kernel runs: "avx512", "avx2" or "portable".
 std::string relu_cpu_isa();

@@ -11,11 +11,12 @@
 
 struct StridedLayout {
   static constexpr int kMaxDims = 25;     // torch's limit for TensorIterator on CUDA
-  static constexpr int kMaxOperands = 3;  // the output and up to two inputs
+  static constexpr int kMaxOperands = 4;  // the output and up to three inputs
   int32_t dims = 0;                       // 1..kMaxDims
   int64_t sizes[kMaxDims] = {};           // sizes[0]: the row (innermost), all > 1 but a 1-element pass
   // Element strides, never negative; operand 0 is the output, then the inputs in the order of
-  // the flat signature (forward: x; backward: grad_out, result).
+  // the entry point's signature (forward: x; backward: grad_out, saved; gated: see
+  // backend_entry_points.h).
   int64_t strides[kMaxOperands][kMaxDims] = {};
 
   int64_t numel() const {

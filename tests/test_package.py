@@ -204,8 +204,9 @@ def test_kernels_acts_on_minver_and_dirty(variant_dir, tmp_path, caplog):
 
 
 def test_public_api(kernel):
-    assert sorted(kernel.__all__) == ["layers", "relu"]
+    assert sorted(kernel.__all__) == ["layers", "relu", "relu_squared"]
     assert issubclass(kernel.layers.ReLU, torch.nn.Module)
+    assert issubclass(kernel.layers.ReLUSquared, torch.nn.Module)
 
 
 def abi_violations(library: Path) -> list[str]:
