@@ -176,6 +176,40 @@ struct BackwardStridedRow {
   }
 };
 
+// A row of any elementwise map out = fn(in...) over kInputs inputs; kUnitStride: every operand
+// has stride 1 along the row, the loop the compiler vectorizes (the gated passes).
+template <int kInputs, bool kUnitStride, typename Storage, typename Fn>
+struct MapRow {
+  const Storage* in[kInputs];
+  Storage* out;
+  int64_t strides[kInputs + 1];  // along the row: out's, then the inputs'
+  Fn fn;
+
+  template <size_t kOperands>
+  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[kOperands],
+                                                 int64_t n) const {
+    static_assert(kOperands == kInputs + 1, "a walk of out and the inputs");
+    Storage* o = out + offsets[0];
+    const Storage* p0 = in[0] + offsets[1];
+    const Storage* p1 = in[1] + offsets[2];
+    if constexpr (kInputs == 2 && kUnitStride) {
+#pragma GCC ivdep
+      for (int64_t i = 0; i < n; ++i) o[i] = fn(p0[i], p1[i]);
+    } else if constexpr (kInputs == 2) {
+      for (int64_t i = 0; i < n; ++i) o[i * strides[0]] = fn(p0[i * strides[1]], p1[i * strides[2]]);
+    } else if constexpr (kUnitStride) {
+      const Storage* p2 = in[2] + offsets[3];
+#pragma GCC ivdep
+      for (int64_t i = 0; i < n; ++i) o[i] = fn(p0[i], p1[i], p2[i]);
+    } else {
+      const Storage* p2 = in[2] + offsets[3];
+      for (int64_t i = 0; i < n; ++i) {
+        o[i * strides[0]] = fn(p0[i * strides[1]], p1[i * strides[2]], p2[i * strides[3]]);
+      }
+    }
+  }
+};
+
 // Runs row(offsets, n) over the elements [begin, end) of `layout`, in the order its
 // dimensions give (dimension 0 innermost). It finds begin's multi-index by division once,
 // then runs whole rows along dimension 1 in a loop of their own, and carries into the outer
@@ -464,6 +498,66 @@ void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void*
     auto* dst = static_cast<Storage*>(grad_in);
     run_split(n, sizeof(Storage), [&](int64_t begin, int64_t end) {
       span(grad + begin, kept + begin, dst + begin, end - begin);
+    });
+  });
+}
+
+namespace {
+
+// out = fn(in...) over the first kInputs + 1 operands of `layout` (operand 0: out).
+template <int kInputs, typename Storage, typename Fn>
+void run_map(const StridedLayout& layout, const void* const (&in)[kInputs], void* out,
+             const Fn& fn) {
+  bool unit = true;
+  int64_t strides[kInputs + 1];
+  for (int k = 0; k <= kInputs; ++k) {
+    strides[k] = layout.strides[k][0];
+    unit = unit && strides[k] == 1;
+  }
+  const auto walk = [&](auto row) {
+    row.out = static_cast<Storage*>(out);
+    for (int k = 0; k < kInputs; ++k) row.in[k] = static_cast<const Storage*>(in[k]);
+    for (int k = 0; k <= kInputs; ++k) row.strides[k] = strides[k];
+    walk_layout<kInputs + 1>(layout, sizeof(Storage), row);
+  };
+  if (unit) {
+    walk(MapRow<kInputs, true, Storage, Fn>{{}, nullptr, {}, fn});
+  } else {
+    walk(MapRow<kInputs, false, Storage, Fn>{{}, nullptr, {}, fn});
+  }
+}
+
+}  // namespace
+
+void gated_strided_cpu(Gate gate, ScalarType dtype, const void* a, const void* b, void* out,
+                       const StridedLayout& layout, double threshold) {
+  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+    constexpr Gate kGate = decltype(gate_constant)::value;
+    using Fmt = decltype(fmt);
+    using Storage = typename Fmt::Storage;
+    const auto t = typename OpMath<Fmt>::Type(threshold);
+    const void* inputs[] = {a, b};
+    run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
+      return gated_element<kGate, Fmt>(av, bv, t);
+    });
+  });
+}
+
+void gated_backward_strided_cpu(Gate gate, ScalarType dtype, const void* grad_out, const void* a,
+                                const void* b, void* grad_a, void* grad_b,
+                                const StridedLayout& layout, double threshold) {
+  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+    constexpr Gate kGate = decltype(gate_constant)::value;
+    using Fmt = decltype(fmt);
+    using Storage = typename Fmt::Storage;
+    const auto t = typename OpMath<Fmt>::Type(threshold);
+    const void* a_inputs[] = {grad_out, a, b};
+    run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
+      return gated_grad_a_element<kGate, Fmt>(g, av, bv, t);
+    });
+    const void* b_inputs[] = {grad_out, a};
+    run_map<2, Storage>(layout, b_inputs, grad_b, [t](Storage g, Storage av) {
+      return gated_grad_b_element<kGate, Fmt>(g, av, t);
     });
   });
 }

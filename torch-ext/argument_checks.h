@@ -80,4 +80,65 @@ inline void check_backward_args(Activation activation, const Geometry& gg, const
   }
 }
 
+// ---- The gated ops: x is [..., 2d], out and grad_out [..., d].
+
+using relu_kernel::Gate;
+
+// The shape of the output half: x's with the last dimension halved.
+inline DimArray half_sizes(const Geometry& gx) {
+  DimArray sizes(gx.dim);
+  for (int64_t d = 0; d < gx.dim; ++d) sizes[d] = gx.sizes[d];
+  sizes[gx.dim - 1] /= 2;
+  return sizes;
+}
+
+inline std::string shape_text(const DimArray& sizes) {
+  std::string text = "[";
+  for (size_t d = 0; d < sizes.size(); ++d) text += (d > 0 ? ", " : "") + std::to_string(sizes[d]);
+  return text + "]";
+}
+
+inline void check_gated_x(Gate gate, const Geometry& gx) {
+  const std::string op = relu_kernel::gate_name(gate);
+  if (!relu_kernel::has_gradient(gx.dtype)) {
+    fail(op + ": x has dtype " + dtype_name(gx.dtype) + "; supported dtypes are " +
+         relu_kernel::gradient_dtype_names());
+  }
+  if (gx.dim == 0 || gx.sizes[gx.dim - 1] % 2 != 0) {
+    fail(op + ": x has shape " + gx.shape() + "; its last dimension must be even (x is [..., 2d])");
+  }
+}
+
+// `what` ("out", "grad_out") must be a [..., d] tensor of x's dtype and device.
+inline void check_gated_half(Gate gate, const char* what, const Geometry& gh, const Geometry& gx) {
+  const std::string op = relu_kernel::gate_name(gate);
+  if (gh.dtype != gx.dtype) {
+    fail(op + ": " + what + " has dtype " + dtype_name(gh.dtype) + " but x has dtype " +
+         dtype_name(gx.dtype) + "; " + what + " must have x's dtype");
+  }
+  if (!gh.same_device(gx)) {
+    fail(op + ": " + what + " is on " + gh.device() + " but x is on " + gx.device() + "; " + what +
+         " must be on x's device");
+  }
+  const DimArray want = half_sizes(gx);
+  if (gh.dim != gx.dim || !std::equal(want.begin(), want.end(), gh.sizes)) {
+    fail(op + ": " + what + " has shape " + gh.shape() + " but must have shape " +
+         shape_text(want) + " (x's with the last dimension halved; it is never resized)");
+  }
+}
+
+// out must not share x's memory: the halves are read as out is written.
+inline void check_gated_out(Gate gate, const Tensor& out, const Geometry& go, const Tensor& x,
+                            const Geometry& gx) {
+  check_gated_half(gate, "out", go, gx);
+  const std::string op = relu_kernel::gate_name(gate);
+  if (go.has_repeated_elements()) {
+    fail(op + ": out has elements that share memory (an expand()ed or stride-0 view); "
+         "pass a tensor whose elements are distinct");
+  }
+  if (may_share_memory(out, go, x, gx)) {
+    fail(op + ": out overlaps x; pass a tensor that does not share x's memory");
+  }
+}
+
 }  // namespace relu_binding

@@ -28,6 +28,15 @@ struct CpuBackend {
                        int64_t n, int32_t) {
     relu_backward_flat_cpu(activation, dtype, grad, saved, grad_in, n);
   }
+  static void gated_forward(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
+                            void* out, const StridedLayout& layout, double threshold, int32_t) {
+    gated_strided_cpu(gate, dtype, a, b, out, layout, threshold);
+  }
+  static void gated_backward(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
+                             const void* a, const void* b, void* grad_a, void* grad_b,
+                             const StridedLayout& layout, double threshold, int32_t) {
+    gated_backward_strided_cpu(gate, dtype, grad_out, a, b, grad_a, grad_b, layout, threshold);
+  }
 };
 
 #if defined(CUDA_KERNEL)
@@ -48,6 +57,17 @@ struct CudaBackend {
                        int64_t n, int32_t device) {
     relu_backward_flat_cuda(activation, dtype, grad, saved, grad_in, n, device);
   }
+  static void gated_forward(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
+                            void* out, const StridedLayout& layout, double threshold,
+                            int32_t device) {
+    gated_strided_cuda(gate, dtype, a, b, out, layout, threshold, device);
+  }
+  static void gated_backward(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
+                             const void* a, const void* b, void* grad_a, void* grad_b,
+                             const StridedLayout& layout, double threshold, int32_t device) {
+    gated_backward_strided_cuda(gate, dtype, grad_out, a, b, grad_a, grad_b, layout, threshold,
+                                device);
+  }
 };
 #endif
 
@@ -62,6 +82,18 @@ struct XpuBackend {
   static void backward(Activation activation, ScalarType dtype, const void* grad, const void* saved, void* grad_in,
                        int64_t n, int32_t device) {
     relu_backward_flat_xpu(activation, dtype, grad, saved, grad_in, n, device);
+  }
+  // Dense operands only (the binding copies the halves first): a layout of one row.
+  static void gated_forward(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
+                            void* out, const StridedLayout& layout, double threshold,
+                            int32_t device) {
+    gated_flat_xpu(gate, dtype, a, b, out, layout.numel(), threshold, device);
+  }
+  static void gated_backward(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
+                             const void* a, const void* b, void* grad_a, void* grad_b,
+                             const StridedLayout& layout, double threshold, int32_t device) {
+    gated_backward_flat_xpu(gate, dtype, grad_out, a, b, grad_a, grad_b, layout.numel(),
+                            threshold, device);
   }
 };
 #endif
