@@ -186,61 +186,63 @@ void run_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out, int
 
 }  // namespace relu_kernel
 
-void relu_flat_cuda(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
-                    int32_t device) {
+void relu_flat_cuda(Activation activation, relu_kernel::ScalarType dtype, const void* in,
+                    void* out, int64_t n, int32_t device) {
   using namespace relu_kernel;
   const CudaDeviceScope device_scope(device);
-  visit_format(dtype, [&](auto format) {
+  visit_forward(activation, dtype, [&](auto act, auto format) {
     using Fmt = decltype(format);
     constexpr int kBytes = int(sizeof(typename Fmt::Storage));
     require_element_aligned(out, kBytes, "out");
     require_element_aligned(in, kBytes, "x");
     const void* inputs[] = {in};
-    run_pass(dense_forward_op<Fmt>(), inputs, out, n * kBytes, device);
+    run_pass(dense_forward_op<decltype(act)::value, Fmt>(), inputs, out, n * kBytes, device);
   });
 }
 
-void relu_backward_flat_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
-                             const void* result, void* grad_in, int64_t n, int32_t device) {
+void relu_backward_flat_cuda(Activation activation, relu_kernel::ScalarType dtype,
+                             const void* grad_out, const void* saved, void* grad_in, int64_t n,
+                             int32_t device) {
   using namespace relu_kernel;
   const CudaDeviceScope device_scope(device);
-  visit_gradient_format(dtype, [&](auto format) {
+  visit_backward(activation, dtype, [&](auto act, auto format) {
     using Fmt = decltype(format);
     constexpr int kBytes = int(sizeof(typename Fmt::Storage));
     require_element_aligned(grad_in, kBytes, "grad_in");
     require_element_aligned(grad_out, kBytes, "grad_out");
-    require_element_aligned(result, kBytes, "result");
-    const void* inputs[] = {grad_out, result};
-    run_pass(dense_backward_op<Fmt>(), inputs, grad_in, n * kBytes, device);
+    require_element_aligned(saved, kBytes, saved_name(activation));
+    const void* inputs[] = {grad_out, saved};
+    run_pass(dense_backward_op<decltype(act)::value, Fmt>(), inputs, grad_in, n * kBytes, device);
   });
 }
 
-void relu_strided_cuda(relu_kernel::ScalarType dtype, const void* in, void* out,
-                       const StridedLayout& layout, int32_t device) {
+void relu_strided_cuda(Activation activation, relu_kernel::ScalarType dtype, const void* in,
+                       void* out, const StridedLayout& layout, int32_t device) {
   using namespace relu_kernel;
   const CudaDeviceScope device_scope(device);
-  visit_format(dtype, [&](auto format) {
+  visit_forward(activation, dtype, [&](auto act, auto format) {
     using Fmt = decltype(format);
     constexpr int kBytes = int(sizeof(typename Fmt::Storage));
     require_element_aligned(out, kBytes, "out");
     require_element_aligned(in, kBytes, "x");
     const void* inputs[] = {in};
-    run_strided_pass(strided_forward_op<Fmt>(), inputs, out, layout, device);
+    run_strided_pass(strided_forward_op<decltype(act)::value, Fmt>(), inputs, out, layout, device);
   });
 }
 
-void relu_backward_strided_cuda(relu_kernel::ScalarType dtype, const void* grad_out,
-                                const void* result, void* grad_in, const StridedLayout& layout,
-                                int32_t device) {
+void relu_backward_strided_cuda(Activation activation, relu_kernel::ScalarType dtype,
+                                const void* grad_out, const void* saved, void* grad_in,
+                                const StridedLayout& layout, int32_t device) {
   using namespace relu_kernel;
   const CudaDeviceScope device_scope(device);
-  visit_gradient_format(dtype, [&](auto format) {
+  visit_backward(activation, dtype, [&](auto act, auto format) {
     using Fmt = decltype(format);
     constexpr int kBytes = int(sizeof(typename Fmt::Storage));
     require_element_aligned(grad_in, kBytes, "grad_in");
     require_element_aligned(grad_out, kBytes, "grad_out");
-    require_element_aligned(result, kBytes, "result");
-    const void* inputs[] = {grad_out, result};
-    run_strided_pass(strided_backward_op<Fmt>(), inputs, grad_in, layout, device);
+    require_element_aligned(saved, kBytes, saved_name(activation));
+    const void* inputs[] = {grad_out, saved};
+    run_strided_pass(strided_backward_op<decltype(act)::value, Fmt>(), inputs, grad_in, layout,
+                     device);
   });
 }

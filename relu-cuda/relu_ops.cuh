@@ -1,12 +1,13 @@
-// What the CUDA kernels compute, as tiny functors over relu_element.h, which of them each
-// dtype's passes run, and the operands of one pass. Shared by the dense kernels
-// (relu_cuda.cu) and the strided ones (strided.cuh), which differ only in where the elements
-// are.
+// What the CUDA kernels compute, as tiny functors over the element functions of
+// relu-common (activations.h), which of them each activation's and dtype's passes run, and the
+// operands of one pass. Shared by the dense kernels (relu_cuda.cu) and the strided ones
+// (strided.cuh), which differ only in where the elements are.
 //
 // Every kernel is compiled once per op, not per dtype. An op is an object passed to the
 // kernel (the last parameter): empty for the per-format ops, the two constants of relu_lanes
 // (LaneRule) for the ops that serve every format of one element size.
 //
+// relu:
 //   pass              float32, float64    float16, bfloat16    int8..int64  float8   uint8..64
 //   dense forward     ForwardOp<format>   ForwardOp<format>    ForwardOp    (below)  CopyOp
 //   dense backward    BackwardOp<format>  LanesBackwardOp<2>   (no gradient)
@@ -14,6 +15,8 @@
 //                     pair), uint8; LanesOp<element size> for the other dtypes
 //   strided backward  as dense backward
 // float8 dense: e4m3fn and e5m2 LanesOp<1>; e4m3fnuz and e5m2fnuz ForwardOp<int8>.
+// relu_squared (float32, float64, float16, bfloat16 only): ReluSquaredOp<format> forward and
+// ReluSquaredBackwardOp<format> backward, dense and strided alike (the same forms and walk).
 //
 // The per-format ops are the kernels of before the sharing, instruction for instruction
 // (hardware max for float16/bfloat16 and int8, compare-and-select for float and double, the
@@ -21,7 +24,8 @@
 // float8 formats (their relu differs only by its NaN limit; the fnuz pair's is int8's), the
 // 16-bit gradients (likewise), and the strided forward passes of the rarer dtypes: one walk
 // per element size, the element function on the bits. Unsigned formats move as bytes in the
-// dense pass: one copy for all four.
+// dense pass: one copy for all four. relu_squared's ops compute in float (double for
+// float64), so they share nothing with relu's bit forms.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +35,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "relu-common/activations.h"
 #include "relu-common/relu_element.h"
 #include "relu-cuda/memory.cuh"
 
@@ -163,6 +168,116 @@ struct LanesBackwardOp {
   }
 };
 
+// ---- relu_squared (relu_squared_element.h): a forward and a backward op per gradient format,
+// in OpMath element by element.
+
+// float16 / bfloat16 pairs to float and back by the hardware's conversions (exact up, RNE
+// without FTZ down): bit-identical to relu_squared_element.h's for every result but a NaN.
+template <typename Fmt>
+__device__ __forceinline__ float2 float2_of_pair(uint32_t word) {
+  if constexpr (std::is_same<Fmt, Float16Format>::value) {
+    __half2 pair;
+    memcpy(&pair, &word, sizeof(pair));
+    return __half22float2(pair);
+  } else {
+    __nv_bfloat162 pair;
+    memcpy(&pair, &word, sizeof(pair));
+    return __bfloat1622float2(pair);
+  }
+}
+
+template <typename Fmt>
+__device__ __forceinline__ uint32_t pair_of_float2(float2 value) {
+  uint32_t word;
+  if constexpr (std::is_same<Fmt, Float16Format>::value) {
+    const __half2 pair = __float22half2_rn(value);
+    memcpy(&word, &pair, sizeof(word));
+  } else {
+    const __nv_bfloat162 pair = __float22bfloat162_rn(value);
+    memcpy(&word, &pair, sizeof(word));
+  }
+  return word;
+}
+
+template <typename Fmt>
+constexpr bool kIsHalfPair =
+    std::is_same<Fmt, Float16Format>::value || std::is_same<Fmt, BFloat16Format>::value;
+
+// op.value over each element of one 16-byte vector per input.
+template <typename Op>
+__device__ __forceinline__ Vector16<uint32_t> vector_by_values(
+    const Op& op, const Vector16<uint32_t> (&in)[Op::kInputs]) {
+  using Storage = typename Op::Storage;
+  constexpr int kElements = int(kVectorBytes / sizeof(Storage));
+  Storage x[Op::kInputs][kElements];
+#pragma unroll
+  for (int k = 0; k < Op::kInputs; ++k) memcpy(x[k], in[k].words, kVectorBytes);
+  Storage y[kElements];
+#pragma unroll
+  for (int i = 0; i < kElements; ++i) {
+    Storage operands[Op::kInputs];
+#pragma unroll
+    for (int k = 0; k < Op::kInputs; ++k) operands[k] = x[k][i];
+    y[i] = op.value(operands);
+  }
+  Vector16<uint32_t> out;
+  memcpy(out.words, y, kVectorBytes);
+  return out;
+}
+
+template <typename Fmt>
+struct ReluSquaredOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr int kInputs = 1;
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[1]) const {
+    if constexpr (kIsHalfPair<Fmt>) {
+      // No NaN comes out (NaN -> +0), so the hardware's rounding is relu-common's.
+      Vector16<uint32_t> v = in[0];
+#pragma unroll
+      for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
+        float2 f = float2_of_pair<Fmt>(v.words[i]);
+        f.x = relu_squared_value(f.x);
+        f.y = relu_squared_value(f.y);
+        v.words[i] = pair_of_float2<Fmt>(f);
+      }
+      return v;
+    } else {
+      return vector_by_values(*this, in);
+    }
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
+    return forward_element<Activation::kReluSquared, Fmt>(in[0]);
+  }
+};
+
+// in = {grad_out, x}.
+template <typename Fmt>
+struct ReluSquaredBackwardOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr int kInputs = 2;
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+    if constexpr (kIsHalfPair<Fmt>) {
+      // A NaN can come out (NaN grad, inf * 0), whose hardware pattern differs from
+      // relu-common's (float16 0x7fff, not 0x7e00): rounded back by relu-common's function.
+      Vector16<uint32_t> v;
+#pragma unroll
+      for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
+        const float2 g = float2_of_pair<Fmt>(in[0].words[i]);
+        const float2 x = float2_of_pair<Fmt>(in[1].words[i]);
+        const uint32_t low = from_opmath<Fmt>(relu_squared_backward_value(g.x, x.x));
+        const uint32_t high = from_opmath<Fmt>(relu_squared_backward_value(g.y, x.y));
+        v.words[i] = low | (high << 16);
+      }
+      return v;
+    } else {
+      return vector_by_values(*this, in);
+    }
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
+    return backward_element<Activation::kReluSquared, Fmt>(in[0], in[1]);
+  }
+};
+
 // Unsigned elements, whose relu is the identity: bytes, whatever the element size.
 struct CopyOp {
   using Storage = uint8_t;
@@ -189,10 +304,12 @@ template <typename Fmt>
 constexpr bool kIsFloat8 =
     Fmt::kKind == LaneKind::kIeeeFloat && sizeof(typename Fmt::Storage) == 1;
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 auto dense_forward_op() {
   constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-  if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
+  if constexpr (kActivation == Activation::kReluSquared) {
+    return ReluSquaredOp<Fmt>{};
+  } else if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
     return CopyOp{};
   } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
     // Relu of e4m3fnuz and e5m2fnuz is int8's: their one NaN, 0x80, is negative as an int8.
@@ -204,10 +321,12 @@ auto dense_forward_op() {
   }
 }
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 auto dense_backward_op() {
   constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-  if constexpr (Fmt::kNative) {
+  if constexpr (kActivation == Activation::kReluSquared) {
+    return ReluSquaredBackwardOp<Fmt>{};
+  } else if constexpr (Fmt::kNative) {
     return BackwardOp<Fmt>{};
   } else {
     return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfBytes<kBytes>>::template of<Fmt>()};
@@ -225,10 +344,12 @@ constexpr bool kOwnStridedKernels =
     std::is_same<Fmt, BFloat16Format>::value || std::is_same<Fmt, Int8Format>::value ||
     std::is_same<Fmt, UInt8Format>::value;
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 auto strided_forward_op() {
   constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-  if constexpr (kOwnStridedKernels<Fmt>) {
+  if constexpr (kActivation == Activation::kReluSquared) {
+    return ReluSquaredOp<Fmt>{};  // the dense pass's: 4 formats only
+  } else if constexpr (kOwnStridedKernels<Fmt>) {
     return ForwardOp<Fmt>{};
   } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
     return ForwardOp<Int8Format>{};  // as the dense pass: int8's relu
@@ -237,11 +358,11 @@ auto strided_forward_op() {
   }
 }
 
-// The strided backward takes the dense backward's ops: float32 and float64 their own (the
-// one gradient dtype of their size each), float16 and bfloat16 the shared 16-bit one.
-template <typename Fmt>
+// The strided backward takes the dense backward's ops: for relu float32 and float64 their own
+// (the one gradient dtype of their size each), float16 and bfloat16 the shared 16-bit one.
+template <Activation kActivation, typename Fmt>
 auto strided_backward_op() {
-  return dense_backward_op<Fmt>();
+  return dense_backward_op<kActivation, Fmt>();
 }
 
 }  // namespace relu_kernel

@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
+#include "relu-common/activations.h"
 #include "relu-common/backend_entry_points.h"
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
@@ -37,29 +39,30 @@ namespace {
 
 using namespace relu_kernel;
 
-// Kernel functors rather than lambdas: the type names the kernel, one per format.
+// Kernel functors rather than lambdas: the type names the kernel, one per activation and
+// format (XpuOps).
 template <typename Ops>
-struct ReluKernel {
+struct ForwardKernel {
   VectorSplit split;
   const typename Ops::Element* in;
   typename Ops::Element* out;
 
   void operator()(sycl::nd_item<1> item) const {
-    relu_item<Ops>(split, in, out, int64_t(item.get_global_linear_id()),
-                   int64_t(item.get_global_range(0)));
+    forward_item<Ops>(split, in, out, int64_t(item.get_global_linear_id()),
+                      int64_t(item.get_global_range(0)));
   }
 };
 
 template <typename Ops>
-struct ReluBackwardKernel {
+struct BackwardKernel {
   VectorSplit split;
   const typename Ops::Element* grad;
-  const typename Ops::Element* result;
+  const typename Ops::Element* saved;
   typename Ops::Element* grad_in;
 
   void operator()(sycl::nd_item<1> item) const {
-    relu_backward_item<Ops>(split, grad, result, grad_in, int64_t(item.get_global_linear_id()),
-                            int64_t(item.get_global_range(0)));
+    backward_item<Ops>(split, grad, saved, grad_in, int64_t(item.get_global_linear_id()),
+                       int64_t(item.get_global_range(0)));
   }
 };
 
@@ -73,6 +76,19 @@ sycl::queue& current_queue(int32_t device) {
   return *static_cast<sycl::queue*>(queue);
 }
 
+// relu_squared on float64 computes in double (relu's float64 kernels use none): refused before
+// anything is submitted on a device without fp64, where the kernel would fail at launch.
+template <Activation kActivation, typename Fmt>
+void require_device_arithmetic(sycl::queue& queue) {
+  if constexpr (kActivation == Activation::kReluSquared &&
+                std::is_same<Fmt, Float64Format>::value) {
+    if (!queue.get_device().has(sycl::aspect::fp64)) {
+      throw std::invalid_argument("relu_squared: this XPU has no float64 arithmetic; pass x as "
+                                  "float32, float16 or bfloat16");
+    }
+  }
+}
+
 template <typename Kernel>
 void launch(sycl::queue& queue, const VectorSplit& split, const Kernel& kernel) {
   const int64_t items = launch_items(split);
@@ -82,8 +98,8 @@ void launch(sycl::queue& queue, const VectorSplit& split, const Kernel& kernel) 
                      kernel);
 }
 
-// The arrays as the element type the kernel moves (raw bits for float64 and the 16-bit
-// floats; see XpuOps), each checked to start at a multiple of its element size
+// The arrays as the element type the kernel moves (raw bits for the 16-bit floats, and for
+// relu's float64; see XpuOps), each checked to start at a multiple of its element size
 // (relu-common/vector16.h), before anything is submitted.
 template <typename Ops>
 const typename Ops::Element* elements_of(const void* data, const char* name) {
@@ -99,27 +115,34 @@ typename Ops::Element* mutable_elements_of(void* data, const char* name) {
 
 }  // namespace
 
-void relu_flat_xpu(relu_kernel::ScalarType dtype, const void* in, void* out, int64_t n,
-                   int32_t device) {
-  visit_format(dtype, [&](auto fmt) {
-    using Ops = XpuOps<decltype(fmt)>;
+void relu_flat_xpu(Activation activation, relu_kernel::ScalarType dtype, const void* in,
+                   void* out, int64_t n, int32_t device) {
+  visit_forward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
+    using Ops = XpuOps<kActivation, decltype(fmt)>;
     const auto* src = elements_of<Ops>(in, "x");
     auto* dst = mutable_elements_of<Ops>(out, "out");
+    sycl::queue& queue = current_queue(device);
+    require_device_arithmetic<kActivation, decltype(fmt)>(queue);
     const void* arrays[] = {src, dst};
     const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 2);
-    launch(current_queue(device), split, ReluKernel<Ops>{split, src, dst});
+    launch(queue, split, ForwardKernel<Ops>{split, src, dst});
   });
 }
 
-void relu_backward_flat_xpu(relu_kernel::ScalarType dtype, const void* grad_out,
-                            const void* result, void* grad_in, int64_t n, int32_t device) {
-  visit_gradient_format(dtype, [&](auto fmt) {
-    using Ops = XpuOps<decltype(fmt)>;
+void relu_backward_flat_xpu(Activation activation, relu_kernel::ScalarType dtype,
+                            const void* grad_out, const void* saved, void* grad_in, int64_t n,
+                            int32_t device) {
+  visit_backward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
+    using Ops = XpuOps<kActivation, decltype(fmt)>;
     const auto* grad = elements_of<Ops>(grad_out, "grad_out");
-    const auto* res = elements_of<Ops>(result, "result");
+    const auto* kept = elements_of<Ops>(saved, saved_name(activation));
     auto* dst = mutable_elements_of<Ops>(grad_in, "grad_in");
-    const void* arrays[] = {grad, res, dst};
+    sycl::queue& queue = current_queue(device);
+    require_device_arithmetic<kActivation, decltype(fmt)>(queue);
+    const void* arrays[] = {grad, kept, dst};
     const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 3);
-    launch(current_queue(device), split, ReluBackwardKernel<Ops>{split, grad, res, dst});
+    launch(queue, split, BackwardKernel<Ops>{split, grad, kept, dst});
   });
 }

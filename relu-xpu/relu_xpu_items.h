@@ -7,25 +7,31 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
+#include "relu-common/activations.h"
 #include "relu-common/relu_element.h"
 #include "relu-common/vector16.h"
 
 namespace relu_kernel {
 
-// What the XPU kernel does to format Fmt: the element type it moves, and the ReLU of one
-// element and of one 16-byte vector (relu-common/relu_element.h).
+// What the XPU kernel does for one activation and format Fmt: the element type it moves, and
+// the forward and backward of one element and of one 16-byte vector (the backward's second
+// operand is activations.h's saved tensor: relu's result, relu_squared's x).
+template <Activation kActivation, typename Fmt>
+struct XpuOps;
+
 template <typename Fmt>
-struct XpuOps {
+struct XpuOps<Activation::kRelu, Fmt> {
   using Element = typename Fmt::Storage;
   using Vector = Vector16<typename Fmt::Word>;
 
-  static Element relu_element(Element x) { return relu_kernel::relu_element<Fmt>(x); }
-  static Vector relu_vector(Vector v) { return relu_vector16<Fmt>(v); }
-  static Element relu_backward_element(Element grad, Element result) {
-    return relu_kernel::relu_backward_element<Fmt>(grad, result);
+  static Element forward_element(Element x) { return relu_element<Fmt>(x); }
+  static Vector forward_vector(Vector v) { return relu_vector16<Fmt>(v); }
+  static Element backward_element(Element grad, Element result) {
+    return relu_backward_element<Fmt>(grad, result);
   }
-  static Vector relu_backward_vector(Vector grad, Vector result) {
+  static Vector backward_vector(Vector grad, Vector result) {
     return relu_backward_vector16<Fmt>(grad, result);
   }
 };
@@ -37,23 +43,55 @@ struct XpuOps {
 // words, relu on float64 tensors needs no fp64 hardware. relu_lanes<Float64Format> is
 // checked against the reference like the rest of the header (tests/relu_element_check.cpp).
 template <>
-struct XpuOps<Float64Format> {
+struct XpuOps<Activation::kRelu, Float64Format> {
   using Element = uint64_t;
   using Vector = Vector16<uint64_t>;
 
-  static Element relu_element(Element x) { return relu_lanes<Float64Format>(x); }
-  static Vector relu_vector(Vector v) {
+  static Element forward_element(Element x) { return relu_lanes<Float64Format>(x); }
+  static Vector forward_vector(Vector v) {
     for (int i = 0; i < Vector::kWords; ++i) v.words[i] = relu_lanes<Float64Format>(v.words[i]);
     return v;
   }
   // relu(result) is +0 (all bits clear) exactly where result > 0 is false.
-  static Element relu_backward_element(Element grad, Element result) {
+  static Element backward_element(Element grad, Element result) {
     return relu_lanes<Float64Format>(result) != 0 ? grad : Element(0);
   }
-  static Vector relu_backward_vector(Vector grad, Vector result) {
+  static Vector backward_vector(Vector grad, Vector result) {
     for (int i = 0; i < Vector::kWords; ++i) {
-      grad.words[i] = relu_backward_element(grad.words[i], result.words[i]);
+      grad.words[i] = backward_element(grad.words[i], result.words[i]);
     }
+    return grad;
+  }
+};
+
+// relu_squared (relu_squared_element.h), element by element in OpMath. float64 computes in
+// double, so its kernel needs a device with fp64 (relu_xpu.cpp checks before submitting).
+template <typename Fmt>
+struct XpuOps<Activation::kReluSquared, Fmt> {
+  using Element = typename Fmt::Storage;
+  using Vector = Vector16<typename Fmt::Word>;
+  static constexpr int kElements = int(kVectorBytes / sizeof(Element));
+
+  static Element forward_element(Element x) {
+    return relu_kernel::forward_element<Activation::kReluSquared, Fmt>(x);
+  }
+  static Vector forward_vector(Vector v) {
+    Element x[kElements];
+    std::memcpy(x, v.words, kVectorBytes);
+    for (int i = 0; i < kElements; ++i) x[i] = forward_element(x[i]);
+    std::memcpy(v.words, x, kVectorBytes);
+    return v;
+  }
+  static Element backward_element(Element grad, Element x) {
+    return relu_kernel::backward_element<Activation::kReluSquared, Fmt>(grad, x);
+  }
+  static Vector backward_vector(Vector grad, Vector x) {
+    Element g[kElements];
+    Element xs[kElements];
+    std::memcpy(g, grad.words, kVectorBytes);
+    std::memcpy(xs, x.words, kVectorBytes);
+    for (int i = 0; i < kElements; ++i) g[i] = backward_element(g[i], xs[i]);
+    std::memcpy(grad.words, g, kVectorBytes);
     return grad;
   }
 };
@@ -103,30 +141,30 @@ inline void for_item_share(const VectorSplit& split, int64_t item, int64_t items
 }
 
 template <typename Ops>
-inline void relu_item(const VectorSplit& split, const typename Ops::Element* in,
-                      typename Ops::Element* out, int64_t item, int64_t items) {
+inline void forward_item(const VectorSplit& split, const typename Ops::Element* in,
+                         typename Ops::Element* out, int64_t item, int64_t items) {
   using Vector = typename Ops::Vector;
   const Vector* in_vectors = reinterpret_cast<const Vector*>(in + split.head);
   Vector* out_vectors = reinterpret_cast<Vector*>(out + split.head);
   for_item_share(
-      split, item, items, [&](int64_t w) { out_vectors[w] = Ops::relu_vector(in_vectors[w]); },
-      [&](int64_t i) { out[i] = Ops::relu_element(in[i]); });
+      split, item, items, [&](int64_t w) { out_vectors[w] = Ops::forward_vector(in_vectors[w]); },
+      [&](int64_t i) { out[i] = Ops::forward_element(in[i]); });
 }
 
 template <typename Ops>
-inline void relu_backward_item(const VectorSplit& split, const typename Ops::Element* grad,
-                               const typename Ops::Element* result,
-                               typename Ops::Element* grad_in, int64_t item, int64_t items) {
+inline void backward_item(const VectorSplit& split, const typename Ops::Element* grad,
+                          const typename Ops::Element* saved, typename Ops::Element* grad_in,
+                          int64_t item, int64_t items) {
   using Vector = typename Ops::Vector;
   const Vector* grad_vectors = reinterpret_cast<const Vector*>(grad + split.head);
-  const Vector* result_vectors = reinterpret_cast<const Vector*>(result + split.head);
+  const Vector* saved_vectors = reinterpret_cast<const Vector*>(saved + split.head);
   Vector* grad_in_vectors = reinterpret_cast<Vector*>(grad_in + split.head);
   for_item_share(
       split, item, items,
       [&](int64_t w) {
-        grad_in_vectors[w] = Ops::relu_backward_vector(grad_vectors[w], result_vectors[w]);
+        grad_in_vectors[w] = Ops::backward_vector(grad_vectors[w], saved_vectors[w]);
       },
-      [&](int64_t i) { grad_in[i] = Ops::relu_backward_element(grad[i], result[i]); });
+      [&](int64_t i) { grad_in[i] = Ops::backward_element(grad[i], saved[i]); });
 }
 
 }  // namespace relu_kernel

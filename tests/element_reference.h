@@ -5,6 +5,7 @@
 // Used by tests/relu_element_check.cpp and tests/xpu_items_check.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -168,6 +169,114 @@ inline uint64_t ref_relu(RefFormat f, uint64_t bits) {
 inline uint64_t ref_relu_backward(RefFormat f, uint64_t grad, uint64_t result) {
   if (g_mutant && ref_is_nan(f, result)) return grad;
   return ref_positive(f, result) ? grad : 0;
+}
+
+// ---------------------------------------------------------------- relu_squared's reference
+// From the definition, sharing nothing with relu-common/relu_squared_element.h: decode to
+// double, compute as float32 does (float64 for float64), round once more to the format by
+// nearbyint on the format's grid, encode field by field.
+
+// The value of a float16/bfloat16/float32/float64 element.
+inline double ref_decode(RefFormat f, uint64_t bits) {
+  switch (f.kind) {
+    case RefKind::kFloat16: return decode_float16(bits);
+    case RefKind::kBFloat16: {
+      const uint32_t widened = uint32_t(bits) << 16;
+      float value;
+      std::memcpy(&value, &widened, 4);
+      return value;
+    }
+    case RefKind::kFloat32: {
+      const uint32_t narrow = uint32_t(bits);
+      float value;
+      std::memcpy(&value, &narrow, 4);
+      return value;
+    }
+    default: {
+      double value;
+      std::memcpy(&value, &bits, 8);
+      return value;
+    }
+  }
+}
+
+// v rounded to nearest even on a binary format of `exponent_bits` and `mantissa_bits` (no
+// FTZ, overflow to inf) and encoded; v is not NaN.
+inline uint64_t ref_encode_binary(double v, int exponent_bits, int mantissa_bits) {
+  const int total = 1 + exponent_bits + mantissa_bits;
+  const uint64_t sign = std::signbit(v) ? uint64_t(1) << (total - 1) : 0;
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  const uint64_t inf = ((uint64_t(1) << exponent_bits) - 1) << mantissa_bits;
+  const double a = std::fabs(v);
+  if (std::isinf(a)) return sign | inf;
+  if (a == 0.0) return sign;
+  int e = 0;
+  std::frexp(a, &e);  // a = m * 2^e, 0.5 <= m < 1
+  const int exponent = std::max(e - 1, 1 - bias);  // subnormals share the smallest exponent
+  const double quantum = std::ldexp(1.0, exponent - mantissa_bits);
+  const double rounded = std::nearbyint(a / quantum) * quantum;  // default mode: to nearest even
+  if (rounded >= std::ldexp(1.0, bias + 1)) return sign | inf;
+  if (rounded < std::ldexp(1.0, 1 - bias)) {
+    return sign | uint64_t(rounded / std::ldexp(1.0, 1 - bias - mantissa_bits));
+  }
+  int re = 0;
+  std::frexp(rounded, &re);
+  const uint64_t field = uint64_t(re - 1 + bias);
+  const uint64_t mantissa =
+      uint64_t(rounded / std::ldexp(1.0, re - 1 - mantissa_bits)) - (uint64_t(1) << mantissa_bits);
+  return sign | (field << mantissa_bits) | mantissa;
+}
+
+// A result of the OpMath computation (a float, or a double for float64) as bits of format f.
+inline uint64_t ref_round(RefFormat f, double v) {
+  switch (f.kind) {
+    case RefKind::kFloat16: return ref_encode_binary(v, 5, 10);
+    case RefKind::kBFloat16: return ref_encode_binary(v, 8, 7);
+    case RefKind::kFloat32: return ref_encode_binary(v, 8, 23);
+    default: return ref_encode_binary(v, 11, 52);
+  }
+}
+
+inline bool ref_is_opmath_double(RefFormat f) { return f.kind == RefKind::kFloat64; }
+
+// One multiplication in OpMath: double for float64, else float (the exact double product of
+// two floats, rounded once to float by the host's conversion).
+inline double ref_opmath_mul(RefFormat f, double a, double b) {
+  if (ref_is_opmath_double(f)) return a * b;
+  return double(float(double(float(a)) * double(float(b))));
+}
+
+// The canonical quiet NaN the reference reports; the checkers accept any NaN for it (the
+// payload of a NaN made by arithmetic is the host's).
+inline uint64_t ref_nan(RefFormat f) {
+  switch (f.kind) {
+    case RefKind::kFloat16: return 0x7e00;
+    case RefKind::kBFloat16: return 0x7fc0;
+    case RefKind::kFloat32: return 0x7fc00000u;
+    default: return 0x7ff8000000000000ull;
+  }
+}
+
+// Bits of relu_squared(x): x > 0 ? x * x : +0.
+inline uint64_t ref_relu_squared(RefFormat f, uint64_t bits) {
+  const double x = ref_decode(f, bits);
+  if (g_mutant && std::isnan(x)) return ref_nan(f);  // deliberately wrong: NaN -> NaN
+  if (!(x > 0.0)) return 0;
+  return ref_round(f, ref_opmath_mul(f, x, x));
+}
+
+// Bits of its gradient: x > 0 ? (2 * x) * grad : +0, whatever grad is where x <= 0.
+inline uint64_t ref_relu_squared_backward(RefFormat f, uint64_t grad, uint64_t bits) {
+  const double x = ref_decode(f, bits);
+  if (g_mutant && std::isnan(x)) return grad;
+  if (!(x > 0.0)) return 0;
+  const double product = ref_opmath_mul(f, ref_opmath_mul(f, 2.0, x), ref_decode(f, grad));
+  return std::isnan(product) ? ref_nan(f) : ref_round(f, product);
+}
+
+// Whether `got` is what the reference computed: equal bits, or both NaN.
+inline bool ref_same(RefFormat f, uint64_t got, uint64_t expected) {
+  return got == expected || (ref_is_nan(f, got) && ref_is_nan(f, expected));
 }
 
 // ---------------------------------------------------------------- inputs

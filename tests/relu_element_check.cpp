@@ -11,8 +11,12 @@
 // compile time, and read at run time as the CUDA kernels shared by several formats take it).
 // Everything else on random words mixing uniform bits with special values (+-0, +-inf, NaNs,
 // denormals, extremes).
-// --mutant checks against a reference that keeps NaN (torch's CPU relu): the run must fail,
-// which shows that a wrong kernel would be caught. Exit status: 0 when everything matches.
+// relu_squared_element.h likewise: every float16 and bfloat16 pattern forward and backward
+// (against random, special and overflowing grads), random and special float32/float64, and its
+// 16-bit conversions (every pattern widened and back, every rounding tie and its neighbours).
+// --mutant checks against a reference that keeps NaN (torch's CPU relu; relu_squared: NaN
+// squared): the run must fail, which shows that a wrong kernel would be caught. Exit status: 0
+// when everything matches.
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include <string>
 
 #include "relu-common/relu_element.h"
+#include "relu-common/relu_squared_element.h"
 #include "tests/element_reference.h"
 
 namespace {
@@ -288,6 +293,168 @@ void check_float8_reference() {
   }
 }
 
+// ---------------------------------------------------------------- relu_squared
+// relu_squared_element.h against the reference's relu_squared (decode to double, OpMath
+// products, an independent round-to-nearest-even encoder): NaN results compare as NaN.
+
+template <typename Fmt>
+void check_squared_element(uint64_t x, uint64_t grad) {
+  const RefFormat f = ref_format<Fmt>();
+  const uint64_t got = bits_of<Fmt>(relu_squared_element<Fmt>(storage_from_bits<Fmt>(x)));
+  ++g_checks;
+  if (!ref_same(f, got, ref_relu_squared(f, x))) {
+    report("relu_squared_element", f, "", x, 0, got, ref_relu_squared(f, x));
+  }
+  const uint64_t got_grad = bits_of<Fmt>(
+      relu_squared_backward_element<Fmt>(storage_from_bits<Fmt>(grad), storage_from_bits<Fmt>(x)));
+  ++g_checks;
+  if (!ref_same(f, got_grad, ref_relu_squared_backward(f, grad, x))) {
+    report("relu_squared_backward_element", f, "", x, grad, got_grad,
+                   ref_relu_squared_backward(f, grad, x));
+  }
+}
+
+// Values whose square or gradient leaves the format: the largest finite, around sqrt of it
+// (float16: 255.9 and up overflow when squared), and the smallest normals and subnormals.
+template <typename Fmt>
+uint64_t edge_lane(uint64_t pick) {
+  const RefFormat f = ref_format<Fmt>();
+  const uint64_t inf = Fmt::kInfBits;
+  int mantissa_bits = 0;
+  while (((inf >> mantissa_bits) & 1) == 0) ++mantissa_bits;
+  const uint64_t smallest_normal = uint64_t(1) << mantissa_bits;
+  const uint64_t sqrt_max = ref_round(f, std::sqrt(ref_decode(f, inf - 1)));
+  const uint64_t table[] = {inf - 1,         sqrt_max - 1,        sqrt_max, sqrt_max + 1,
+                            sqrt_max + 2,    smallest_normal,     smallest_normal - 1,
+                            1,               2,                   3};
+  const uint64_t lane = table[pick % (sizeof(table) / sizeof(table[0]))];
+  const uint64_t sign = uint64_t(1) << (Fmt::kLaneBits - 1);
+  return (pick / 16) % 2 ? lane | sign : lane;
+}
+
+template <typename Fmt>
+void check_squared(int random_values) {
+  const long long failures_before = g_failures;
+  const long long checks_before = g_checks;
+  constexpr int kBits = Fmt::kLaneBits;
+  if constexpr (kBits <= 16) {
+    // Every pattern forward, and backward against grads of every kind: random, special, edge.
+    for (uint64_t x = 0; x <= lane_mask(kBits); ++x) {
+      for (int k = 0; k < 6; ++k) check_squared_element<Fmt>(x, random_lane<Fmt>());
+      check_squared_element<Fmt>(x, special_lane<Fmt>(next_random()));
+      check_squared_element<Fmt>(x, edge_lane<Fmt>(next_random()));
+    }
+  }
+  for (uint64_t i = 0; i < 64; ++i) {
+    for (uint64_t j = 0; j < 64; ++j) {
+      check_squared_element<Fmt>(special_lane<Fmt>(i), special_lane<Fmt>(j));
+      check_squared_element<Fmt>(edge_lane<Fmt>(i), special_lane<Fmt>(j));
+      check_squared_element<Fmt>(edge_lane<Fmt>(i), edge_lane<Fmt>(j));
+    }
+  }
+  for (int i = 0; i < random_values; ++i) check_squared_element<Fmt>(random_lane<Fmt>(), random_lane<Fmt>());
+  const std::string name = std::string("relu_squared<") + ref_format<Fmt>().name + ">";
+  std::printf("%-22s %10lld checks, %lld failures\n", name.c_str(), g_checks - checks_before,
+              g_failures - failures_before);
+}
+
+// The 16-bit conversions of relu_squared_element.h against definitions of their own.
+uint32_t bits_of_float(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
+float float_of_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// bfloat16 by its fields (1 sign, 8 exponent, 7 mantissa bits), as decode_float16 does.
+double decode_bfloat16_fields(uint64_t bits) {
+  const int sign = int((bits >> 15) & 1);
+  const int exponent = int((bits >> 7) & 0xff);
+  const int mantissa = int(bits & 0x7f);
+  double magnitude;
+  if (exponent == 0xff) {
+    magnitude = mantissa != 0 ? std::nan("") : INFINITY;
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(double(mantissa), -133);
+  } else {
+    magnitude = std::ldexp(double(mantissa + 128), exponent - 134);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+void check_conversion(const char* what, RefFormat f, uint64_t input, uint64_t got, uint64_t expected) {
+  ++g_checks;
+  if (got != expected) report(what, f, "", input, 0, got, expected);
+}
+
+// A float's expected 16-bit pattern: RNE by the reference's encoder; NaN to a quiet NaN with
+// the float's sign (the header's documented choice: float16 0x7e00, bfloat16 the top bits).
+uint64_t expected_narrow(RefFormat f, float value) {
+  const uint32_t bits = bits_of_float(value);
+  if (std::isnan(value)) {
+    return f.kind == RefKind::kFloat16 ? ((bits >> 16) & 0x8000u) | 0x7e00u : (bits >> 16) | 0x40u;
+  }
+  return ref_round(f, double(value));
+}
+
+void check_narrowing(float value) {
+  const RefFormat half = ref_format<Float16Format>();
+  const RefFormat bf16 = ref_format<BFloat16Format>();
+  const uint32_t bits = bits_of_float(value);
+  check_conversion("half_bits_of_float", half, bits, half_bits_of_float(value),
+                   expected_narrow(half, value));
+  check_conversion("bfloat16_bits_of_float", bf16, bits, bfloat16_bits_of_float(value),
+                   expected_narrow(bf16, value));
+}
+
+void check_16bit_conversions() {
+  const long long failures_before = g_failures;
+  const long long checks_before = g_checks;
+  const RefFormat half = ref_format<Float16Format>();
+  const RefFormat bf16 = ref_format<BFloat16Format>();
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    // Widening: the value by the fields; a NaN keeps its sign and payload (IEEE widening).
+    const float wide = float_of_half_bits(uint16_t(h));
+    const double value = decode_float16(h);
+    const uint32_t nan_bits = ((h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13);
+    check_conversion("float_of_half_bits", half, h, bits_of_float(wide),
+                     std::isnan(value) ? nan_bits : bits_of_float(float(value)));
+    const float bwide = float_of_bfloat16_bits(uint16_t(h));
+    const double bvalue = decode_bfloat16_fields(h);
+    check_conversion("float_of_bfloat16_bits", bf16, h, bits_of_float(bwide),
+                     std::isnan(bvalue) ? uint32_t(h) << 16 : bits_of_float(float(bvalue)));
+    // The round trip, and the points where rounding decides: the midpoint to the next
+    // pattern (a tie) and the floats on either side of it.
+    check_narrowing(wide);
+    check_narrowing(bwide);
+    if ((h & 0x7fffu) < 0x7c00u) {
+      const float next = float_of_half_bits(uint16_t(h + 1));
+      const float mid = float((double(wide) + double(next)) / 2);  // exact: 12 bits
+      check_narrowing(mid);
+      check_narrowing(std::nextafter(mid, INFINITY));
+      check_narrowing(std::nextafter(mid, -INFINITY));
+    }
+    if ((h & 0x7fffu) < 0x7f80u) {
+      const float mid = float_of_bits((h << 16) + 0x8000u);  // halfway to the next bfloat16
+      check_narrowing(mid);
+      check_narrowing(float_of_bits((h << 16) + 0x7fffu));
+      check_narrowing(float_of_bits((h << 16) + 0x8001u));
+    }
+  }
+  for (int i = 0; i < 2000000; ++i) check_narrowing(float_of_bits(uint32_t(next_random())));
+  for (uint64_t i = 0; i < 64; ++i) {
+    check_narrowing(float_of_bits(uint32_t(special_lane<Float32Format>(i))));
+    check_narrowing(float_of_bits(uint32_t(edge_lane<Float32Format>(i))));
+  }
+  std::printf("%-22s %10lld checks, %lld failures\n", "16-bit conversions", g_checks - checks_before,
+              g_failures - failures_before);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +483,11 @@ int main(int argc, char** argv) {
   check_format<Float8E4M3FnFormat>(kRandom);
   check_format<Float8E5M2Format>(kRandom);
   check_format<Float8FnuzFormat>(kRandom);
+  check_16bit_conversions();
+  check_squared<Float32Format>(kRandom);
+  check_squared<Float64Format>(kRandom);
+  check_squared<Float16Format>(kRandom);
+  check_squared<BFloat16Format>(kRandom);
 
   std::printf("%lld checks, %lld failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -160,9 +160,10 @@ def cuda_device_sources() -> list[Path]:
     return [ROOT / path for path in kernel["src"]]
 
 
-# The one place device code may depend on the arch: float16/bfloat16 pairs through __hmax2 on
-# sm_80 and later (relu_vector16_gpu). Every other arch, and every other format, runs
-# relu_element.h's integer bit operations, which the host tests check.
+# The one place device code may depend on the arch: relu's float16/bfloat16 pairs through
+# __hmax2 on sm_80 and later (relu_vector16_gpu). Every other arch, and every other format, runs
+# relu_element.h's integer bit operations, which the host tests check. (relu_squared's pairs
+# convert through cuda_fp16.h / cuda_bf16.h, whose own arch branches pick the instructions.)
 ARCH_BRANCH_FILE = "relu-cuda/relu_ops.cuh"
 
 

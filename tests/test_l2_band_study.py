@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "benchmarks" / "studies" / "l2_band" / "band.py"
@@ -31,7 +32,8 @@ def test_kernels_build_and_list_themselves(tmp_path):
         pytest.skip("nvcc not on PATH")
     library = tmp_path / "libband.so"
     subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-cudart", "static", "-Xcompiler", "-fPIC",
-                    "-shared", f"-I{ROOT}", str(STUDY.parent / "band_kernels.cu"), "-o", str(library)], check=True)
+                    "-shared", f"-I{ROOT}", f"-I{Path(torch.__file__).parent / 'include'}",
+                    str(STUDY.parent / "band_kernels.cu"), "-o", str(library)], check=True)
     kernels = study.Study(str(library))
     assert len(kernels.names) == len(set(kernels.names)) >= 20
     assert {"tile t256 v1", "product t256 v1", "copy t128 v2", "empty"} <= set(kernels.names)

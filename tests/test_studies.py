@@ -221,6 +221,8 @@ def test_cuda_study_compiles(source, tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not found")
+    # torch's include dir: the product headers a study includes reach its header-only dtype enum
+    torch_include = str(Path(torch.__file__).parent / "include")
     done = subprocess.run([nvcc, "-std=c++20", "-arch=sm_90", "-c", str(source), "-o", str(tmp_path / "study.o"),
-                           "-I", str(ROOT)], capture_output=True, text=True, timeout=600)
+                           "-I", str(ROOT), "-I", torch_include], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -1,7 +1,8 @@
 """What can be checked of the XPU backend here, with no SYCL compiler, Intel GPU or XPU torch:
 
-- the work-item code of the kernels (relu-xpu/relu_xpu_items.h), compiled with g++ and run on
-  the CPU one work-item at a time, against the tests' reference (tests/xpu_items_check.cpp);
+- the work-item code of the kernels (relu-xpu/relu_xpu_items.h), relu and relu_squared,
+  compiled with g++ and run on the CPU one work-item at a time, against the tests' reference
+  (tests/xpu_items_check.cpp);
 - build.toml's [kernel.relu_xpu] accepted by kernels' own parser, and listing every file of
   this repository that the XPU sources include (kernel-builder copies only listed files);
 - relu-xpu/relu_xpu.cpp reaching no header of torch's C++ API (ATen, c10, torch/all.h,
@@ -55,7 +56,9 @@ def compile_host(source: Path, out: Path, flags: list[str], warnings=STRICT_WARN
 @pytest.fixture(scope="module")
 def items_checker(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("xpu_items") / "check"
-    return compile_host(ROOT / "tests" / "xpu_items_check.cpp", out, ["-std=c++20", "-O2"])
+    # torch's header-only dtype enum: relu_xpu_items.h maps activations through activations.h
+    return compile_host(ROOT / "tests" / "xpu_items_check.cpp", out,
+                        ["-std=c++20", "-O2", *torch_include_flags()])
 
 
 def run_checker(checker: Path, *args: str) -> str:
@@ -67,8 +70,9 @@ def run_checker(checker: Path, *args: str) -> str:
 
 
 def test_work_items_match_reference(items_checker):
-    """Every dtype, every offset of each array within 16 bytes, in place, sizes around each
-    head/vector/tail boundary, the real launch size and looping work-items, guard bytes."""
+    """relu on every dtype and relu_squared on its four, forward and backward: every offset of
+    each array within 16 bytes, in place, sizes around each head/vector/tail boundary, the
+    real launch size and looping work-items, guard bytes."""
     run_checker(items_checker)
 
 

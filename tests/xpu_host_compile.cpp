@@ -5,16 +5,22 @@
 // type-check every kernel's operator() for every dtype.
 #include "relu-xpu/relu_xpu.cpp"
 
-#define RELU_INSTANTIATE_KERNELS(FORMAT)                              \
-  template struct ReluKernel<relu_kernel::XpuOps<relu_kernel::FORMAT>>; \
-  template struct ReluBackwardKernel<relu_kernel::XpuOps<relu_kernel::FORMAT>>;
+#define RELU_INSTANTIATE_KERNELS(ACTIVATION, FORMAT)                                          \
+  template struct ForwardKernel<                                                              \
+      relu_kernel::XpuOps<relu_kernel::Activation::ACTIVATION, relu_kernel::FORMAT>>;         \
+  template struct BackwardKernel<                                                             \
+      relu_kernel::XpuOps<relu_kernel::Activation::ACTIVATION, relu_kernel::FORMAT>>;
 
-RELU_INSTANTIATE_KERNELS(Float32Format)
-RELU_INSTANTIATE_KERNELS(Float16Format)
-RELU_INSTANTIATE_KERNELS(BFloat16Format)
-RELU_INSTANTIATE_KERNELS(Float64Format)
-RELU_INSTANTIATE_KERNELS(Int8Format)
-RELU_INSTANTIATE_KERNELS(Int16Format)
-RELU_INSTANTIATE_KERNELS(Int32Format)
-RELU_INSTANTIATE_KERNELS(Int64Format)
-RELU_INSTANTIATE_KERNELS(UInt8Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Float32Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Float16Format)
+RELU_INSTANTIATE_KERNELS(kRelu, BFloat16Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Float64Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Int8Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Int16Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Int32Format)
+RELU_INSTANTIATE_KERNELS(kRelu, Int64Format)
+RELU_INSTANTIATE_KERNELS(kRelu, UInt8Format)
+RELU_INSTANTIATE_KERNELS(kReluSquared, Float32Format)
+RELU_INSTANTIATE_KERNELS(kReluSquared, Float16Format)
+RELU_INSTANTIATE_KERNELS(kReluSquared, BFloat16Format)
+RELU_INSTANTIATE_KERNELS(kReluSquared, Float64Format)

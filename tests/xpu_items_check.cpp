@@ -1,6 +1,7 @@
 // Runs the XPU kernels' work-item code (relu-xpu/relu_xpu_items.h) on the CPU: every
 // work-item of a launch in turn, as the device would run them in some order, and compares
-// the result with the tests' reference (tests/element_reference.h). Covers every dtype, every
+// the result with the tests' reference (tests/element_reference.h). Covers relu on every
+// dtype and relu_squared on the four it takes (forward and backward), every
 // offset of each array within 16 bytes (aligned and mutually misaligned arrays), in place,
 // sizes around every head/vector/tail boundary, the real launch size and small ones that make
 // each work-item loop, and guard bytes around the output that must stay untouched.
@@ -24,6 +25,7 @@
 namespace {
 
 using namespace relu_check;
+using relu_kernel::Activation;
 
 long long g_checks = 0;
 long long g_failures = 0;
@@ -102,9 +104,26 @@ void check_split(const relu_kernel::VectorSplit& s, int64_t n, int element_size,
   }
 }
 
-template <typename Fmt>
+template <Activation kActivation>
+const char* activation_name() {
+  return kActivation == Activation::kRelu ? "relu" : "relu_squared";
+}
+
+template <Activation kActivation>
+uint64_t ref_forward(RefFormat f, uint64_t x) {
+  return kActivation == Activation::kRelu ? ref_relu(f, x) : ref_relu_squared(f, x);
+}
+
+// saved: relu's result, relu_squared's x.
+template <Activation kActivation>
+uint64_t ref_backward(RefFormat f, uint64_t grad, uint64_t saved) {
+  return kActivation == Activation::kRelu ? ref_relu_backward(f, grad, saved)
+                                          : ref_relu_squared_backward(f, grad, saved);
+}
+
+template <Activation kActivation, typename Fmt>
 void check_forward(int64_t n, int in_offset, int out_offset, bool in_place, int64_t forced_items) {
-  using Ops = relu_kernel::XpuOps<Fmt>;
+  using Ops = relu_kernel::XpuOps<kActivation, Fmt>;
   using Element = typename Ops::Element;
   constexpr int kSize = int(sizeof(Element));
   const RefFormat f = ref_format<Fmt>();
@@ -117,14 +136,15 @@ void check_forward(int64_t n, int in_offset, int out_offset, bool in_place, int6
   const void* arrays[] = {src, dst};
   const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, kSize, arrays, 2);
   const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(split);
-  const std::string where = describe(in_place ? "relu in place" : "relu", f.name, n, items,
-                                     {in_offset, out_offset});
+  const std::string name = activation_name<kActivation>();
+  const std::string where = describe((in_place ? name + " in place" : name).c_str(), f.name, n,
+                                     items, {in_offset, out_offset});
   check_split(split, n, kSize, {in.data(), out.data()}, where);
-  for (int64_t item = 0; item < items; ++item) relu_kernel::relu_item<Ops>(split, src, dst, item, items);
+  for (int64_t item = 0; item < items; ++item) relu_kernel::forward_item<Ops>(split, src, dst, item, items);
   for (int64_t i = 0; i < n; ++i) {
     ++g_checks;
     const uint64_t x = element_bits<Fmt>(in.data(), i);
-    if (element_bits<Fmt>(out.data(), i) != ref_relu(f, x)) {
+    if (!ref_same(f, element_bits<Fmt>(out.data(), i), ref_forward<kActivation>(f, x))) {
       fail(where + ": element " + std::to_string(i));
       break;
     }
@@ -133,9 +153,9 @@ void check_forward(int64_t n, int in_offset, int out_offset, bool in_place, int6
   if (!out.guards_intact()) fail(where + ": wrote outside the output");
 }
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 void check_backward(int64_t n, int grad_offset, int result_offset, int out_offset, int64_t forced_items) {
-  using Ops = relu_kernel::XpuOps<Fmt>;
+  using Ops = relu_kernel::XpuOps<kActivation, Fmt>;
   using Element = typename Ops::Element;
   constexpr int kSize = int(sizeof(Element));
   const RefFormat f = ref_format<Fmt>();
@@ -148,17 +168,17 @@ void check_backward(int64_t n, int grad_offset, int result_offset, int out_offse
   const void* arrays[] = {g, r, dst};
   const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, kSize, arrays, 3);
   const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(split);
-  const std::string where =
-      describe("relu_backward", f.name, n, items, {grad_offset, result_offset, out_offset});
+  const std::string where = describe((std::string(activation_name<kActivation>()) + "_backward").c_str(),
+                                     f.name, n, items, {grad_offset, result_offset, out_offset});
   check_split(split, n, kSize, {grad.data(), result.data(), out.data()}, where);
   for (int64_t item = 0; item < items; ++item) {
-    relu_kernel::relu_backward_item<Ops>(split, g, r, dst, item, items);
+    relu_kernel::backward_item<Ops>(split, g, r, dst, item, items);
   }
   for (int64_t i = 0; i < n; ++i) {
     ++g_checks;
-    const uint64_t expected =
-        ref_relu_backward(f, element_bits<Fmt>(grad.data(), i), element_bits<Fmt>(result.data(), i));
-    if (element_bits<Fmt>(out.data(), i) != expected) {
+    const uint64_t expected = ref_backward<kActivation>(f, element_bits<Fmt>(grad.data(), i),
+                                                        element_bits<Fmt>(result.data(), i));
+    if (!ref_same(f, element_bits<Fmt>(out.data(), i), expected)) {
       fail(where + ": element " + std::to_string(i));
       break;
     }
@@ -167,11 +187,11 @@ void check_backward(int64_t n, int grad_offset, int result_offset, int out_offse
   if (!out.guards_intact()) fail(where + ": wrote outside the output");
 }
 
-template <typename Fmt>
+template <Activation kActivation, typename Fmt>
 void check_format() {
   const long long failures_before = g_failures;
   const long long checks_before = g_checks;
-  constexpr int kSize = int(sizeof(typename relu_kernel::XpuOps<Fmt>::Element));
+  constexpr int kSize = int(sizeof(typename relu_kernel::XpuOps<kActivation, Fmt>::Element));
   std::vector<int64_t> sizes;
   for (int64_t n = 0; n <= 3 * 16 / kSize + 2; ++n) sizes.push_back(n);
   for (int64_t n : {63, 64, 65, 255, 256, 257, 1000, 4099}) sizes.push_back(n);
@@ -181,19 +201,22 @@ void check_format() {
   for (int64_t n : sizes) {
     for (int64_t items : item_counts) {
       for (int a = 0; a < 16; a += kSize) {
-        for (int b = 0; b < 16; b += kSize) check_forward<Fmt>(n, a, b, false, items);
-        check_forward<Fmt>(n, a, a, true, items);
-        check_backward<Fmt>(n, a, a, a, items);
+        for (int b = 0; b < 16; b += kSize) check_forward<kActivation, Fmt>(n, a, b, false, items);
+        check_forward<kActivation, Fmt>(n, a, a, true, items);
+        check_backward<kActivation, Fmt>(n, a, a, a, items);
       }
       for (int k = 0; k < 8; ++k) {  // mixed offsets of the three backward arrays
         const int pick = int(next_random() % 4096);
-        check_backward<Fmt>(n, (pick % 16) / kSize * kSize, (pick / 16 % 16) / kSize * kSize,
+        check_backward<kActivation, Fmt>(n, (pick % 16) / kSize * kSize, (pick / 16 % 16) / kSize * kSize,
                             (pick / 256) / kSize * kSize, items);
       }
     }
   }
-  std::printf("%-9s %10lld checks, %lld failures\n", ref_format<Fmt>().name,
-              g_checks - checks_before, g_failures - failures_before);
+  const std::string name = kActivation == Activation::kRelu
+                               ? std::string(ref_format<Fmt>().name)
+                               : std::string("relu_squared<") + ref_format<Fmt>().name + ">";
+  std::printf("%-22s %10lld checks, %lld failures\n", name.c_str(), g_checks - checks_before,
+              g_failures - failures_before);
 }
 
 // The split and the launch size of sizes far too large to allocate here: the counts add up
@@ -222,7 +245,7 @@ void check_huge_splits() {
 // each loops about 2^7 times and indexes pass 2^31.
 void check_large() {
   using Fmt = relu_kernel::Int8Format;
-  using Ops = relu_kernel::XpuOps<Fmt>;
+  using Ops = relu_kernel::XpuOps<Activation::kRelu, Fmt>;
   const int64_t n = (int64_t(1) << 31) + 4099;
   const int64_t items = (int64_t(1) << 20) + 256;
   Buffer data(1, n, 5);
@@ -237,7 +260,7 @@ void check_large() {
   for (int64_t i = 0; i < n; ++i) p[i] = next_input(i, r);
   const void* arrays[] = {p, p};
   const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, 1, arrays, 2);
-  for (int64_t item = 0; item < items; ++item) relu_kernel::relu_item<Ops>(split, p, p, item, items);
+  for (int64_t item = 0; item < items; ++item) relu_kernel::forward_item<Ops>(split, p, p, item, items);
   g_rng_state = input_state;
   int64_t wrong = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -262,15 +285,19 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "--large") {
     check_large();
   } else {
-    check_format<relu_kernel::Float32Format>();
-    check_format<relu_kernel::Float64Format>();
-    check_format<relu_kernel::Float16Format>();
-    check_format<relu_kernel::BFloat16Format>();
-    check_format<relu_kernel::Int8Format>();
-    check_format<relu_kernel::Int16Format>();
-    check_format<relu_kernel::Int32Format>();
-    check_format<relu_kernel::Int64Format>();
-    check_format<relu_kernel::UInt8Format>();
+    check_format<Activation::kRelu, relu_kernel::Float32Format>();
+    check_format<Activation::kRelu, relu_kernel::Float64Format>();
+    check_format<Activation::kRelu, relu_kernel::Float16Format>();
+    check_format<Activation::kRelu, relu_kernel::BFloat16Format>();
+    check_format<Activation::kRelu, relu_kernel::Int8Format>();
+    check_format<Activation::kRelu, relu_kernel::Int16Format>();
+    check_format<Activation::kRelu, relu_kernel::Int32Format>();
+    check_format<Activation::kRelu, relu_kernel::Int64Format>();
+    check_format<Activation::kRelu, relu_kernel::UInt8Format>();
+    check_format<Activation::kReluSquared, relu_kernel::Float32Format>();
+    check_format<Activation::kReluSquared, relu_kernel::Float64Format>();
+    check_format<Activation::kReluSquared, relu_kernel::Float16Format>();
+    check_format<Activation::kReluSquared, relu_kernel::BFloat16Format>();
     check_huge_splits();
   }
   std::printf("%lld checks, %lld failures\n", g_checks, g_failures);

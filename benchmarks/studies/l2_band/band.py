@@ -9,6 +9,7 @@ x.clone()), and the study's kernels (band_kernels.cu: tile shapes, an L2 prefetc
 product's own tile rebuilt, copies, an empty kernel).
 
     nvcc -O3 -std=c++17 -arch=sm_90 -cudart static -Xcompiler -fPIC -shared -I. \\
+        -I"$(python -c 'import torch, os; print(os.path.dirname(torch.__file__))')/include" \\
         benchmarks/studies/l2_band/band_kernels.cu -o .l2/libband.so
     python benchmarks/studies/l2_band/band.py --library .l2/libband.so \\
         --variant-dir <build>/torch-stable-abi211-cu130-x86_64-linux --out DIR

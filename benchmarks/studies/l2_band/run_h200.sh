@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The L2-band study on the lent H200 (device tool), one call. On the dev machine first:
 #   nvcc -O3 -std=c++17 -arch=sm_90 -cudart static -Xcompiler -fPIC -shared -I. \
+#       -I"$(python -c 'import torch, os; print(os.path.dirname(torch.__file__))')/include" \
 #       benchmarks/studies/l2_band/band_kernels.cu -o .l2/libband.so
 #   and a build of the product in .l2/product/<variant> (scripts/build_variant.py --backend cuda
 #   --cuda-archs 9.0 --build-dir .l2/product); carry .l2.
