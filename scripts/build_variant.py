@@ -332,17 +332,25 @@ KERNELS_MINVER_NOARCH = "0.14.1"
 BUILDER = "none: scripts/build_variant.py of the kernel source"
 
 
+# The kernel's source, as git pathspecs: what a variant is built from (build.toml, the backend
+# folders, the Python package, this script and its toolchains) and the benchmarks shipped
+# beside it. A change there makes a build dirty; the scripts' outputs (results/, ignored build
+# folders), docs and tests are not the kernel's source.
+SOURCE_PATHSPECS = ("build.toml", "flake.nix", ":(glob)relu-*/**", "torch-ext", "scripts/build_variant.py",
+                    "scripts/cuda_archs.py", "scripts/toolchains", ":(glob)benchmarks/benchmark*.py")
+
+
 def source_provenance(root: Path = ROOT) -> dict | None:
-    """metadata.json's provenance: the checkout's commit, and whether its tree had changes
-    not committed (tracked or untracked files, ignored ones aside: build outputs, venvs),
-    for which kernels warns on load. None outside a git checkout (a copied tree): kernels
-    then knows no commit, as for any build of unknown source."""
+    """metadata.json's provenance: the checkout's commit, and whether the kernel's source
+    (SOURCE_PATHSPECS) had changes not committed (tracked or untracked files, ignored ones
+    aside), for which kernels warns on load. None outside a git checkout (a copied tree):
+    kernels then knows no commit, as for any build of unknown source."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
 
     try:
         commit = git("rev-parse", "HEAD").strip()
-        dirty = bool(git("status", "--porcelain", "--untracked-files=normal").strip())
+        dirty = bool(git("status", "--porcelain", "--untracked-files=normal", "--", *SOURCE_PATHSPECS).strip())
     except (OSError, subprocess.CalledProcessError):
         return None
     return {"kernel-builder": {"version": BUILDER}, "kernel": {"commit": commit, "dirty": dirty}}

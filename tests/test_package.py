@@ -109,39 +109,69 @@ def test_variant_layout_and_metadata(variant_dir, backend, kernel, noarch):
     }
 
 
-def test_provenance_reads_the_commit_and_any_uncommitted_change(tmp_path):
-    """The build's provenance of a source tree: its HEAD, dirty for a changed or untracked
-    file, clean again once ignored or committed; none outside git."""
+def test_provenance_reads_the_commit_and_changes_to_the_kernel_source(tmp_path):
+    """The build's provenance of a clone of this checkout: its HEAD, clean with the scripts'
+    outputs beside it (results/, build outputs), dirty for a changed or new file of the
+    kernel's source, clean again once committed; none outside git."""
     import shutil
 
-    if shutil.which("git") is None:
-        pytest.skip("no git here (scripts/check_bullseye.sh's root)")
+    if shutil.which("git") is None or build_variant.source_provenance() is None:
+        pytest.skip("no git checkout here (scripts/check_bullseye.sh's root)")
+    clone = tmp_path / "clone"
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True,
+        return subprocess.run(["git", "-C", str(clone), *args], capture_output=True, text=True,
                               check=True).stdout.strip()
 
-    assert build_variant.source_provenance(tmp_path) is None
-    git("init", "-q")
-    (tmp_path / ".gitignore").write_text("build/\n")
-    (tmp_path / "kernel.cpp").write_text("int a;\n")
-    git("add", ".")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
     def state() -> tuple[str, bool]:
-        kernel = build_variant.source_provenance(tmp_path)["kernel"]
+        kernel = build_variant.source_provenance(clone)["kernel"]
         return kernel["commit"], kernel["dirty"]
 
+    assert build_variant.source_provenance(tmp_path) is None
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(clone)], check=True)
     assert state() == (git("rev-parse", "HEAD"), False)
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "out.so").write_text("ignored")
-    assert state()[1] is False, "an ignored build output is not a change"
-    (tmp_path / "new.h").write_text("untracked")
-    assert state()[1] is True
-    (tmp_path / "new.h").unlink()
-    (tmp_path / "kernel.cpp").write_text("int b;\n")
-    assert state()[1] is True
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+    # What scripts/bench.sh and the build write: a new machine's results, a committed
+    # machine's results rewritten, build outputs and the staged release.
+    (clone / "results" / "cpu-new-machine").mkdir()
+    (clone / "results" / "cpu-new-machine" / "machine.txt").write_text("new\n")
+    committed = next(iter(git("ls-files", "results/*/machine.txt").splitlines()))
+    (clone / committed).write_text("rewritten\n")
+    for output in ["build/torch-cpu/metadata.json", ".cache/objects/x.o", "relu-build/README.md"]:
+        (clone / output).parent.mkdir(parents=True, exist_ok=True)
+        (clone / output).write_text("output\n")
+    assert state()[1] is False, git("status", "--porcelain")
+    layers = clone / "torch-ext" / "relu" / "layers.py"
+    layers.write_text(layers.read_text() + "# edited\n")
+    assert state()[1] is True, "a tracked source file changed"
+    git("checkout", "--", "torch-ext/relu/layers.py")
+    assert state()[1] is False
+    (clone / "relu-cpu" / "new.h").write_text("untracked\n")
+    assert state()[1] is True, "a new file in a backend folder"
+    git("add", "relu-cpu/new.h")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "new.h")
     assert state() == (git("rev-parse", "HEAD"), False)
+
+
+def test_provenance_covers_every_file_the_build_reads():
+    """Every file a variant is built from, and the benchmarks the release ships, is within
+    the pathspecs whose changes make a build dirty (the op namespace hashes a subset)."""
+    import shutil
+
+    if shutil.which("git") is None or build_variant.source_provenance() is None:
+        pytest.skip("no git checkout here (scripts/check_bullseye.sh's root)")
+    config = build_variant.read_build_toml()
+    read = {build_variant.GLIBC_COMPAT_SOURCE, build_variant.DTYPE_TABLE_HEADER,
+            ROOT / "build.toml", ROOT / "flake.nix", ROOT / "scripts" / "build_variant.py",
+            ROOT / "scripts" / "cuda_archs.py", *(ROOT / "benchmarks").glob("benchmark*.py"),
+            *build_variant.python_package(config).rglob("*.py")}
+    for backend in config["general"]["backends"]:
+        read |= set(build_variant.sources_for(config, backend))
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", *build_variant.SOURCE_PATHSPECS],
+                            capture_output=True, text=True, check=True).stdout.split()
+    outside = sorted(str(p.relative_to(ROOT)) for p in read if str(p.relative_to(ROOT)) not in listed
+                     and "__pycache__" not in p.parts)
+    assert not outside, f"read by the build but not in SOURCE_PATHSPECS: {outside}"
+    assert not any(p.startswith(("results/", "tests/", "docs/")) for p in listed)
 
 
 @pytest.mark.parametrize("name", [v.name for v in release_set.RELEASE])
