@@ -233,10 +233,15 @@ def test_kernels_acts_on_minver_and_dirty(variant_dir, tmp_path, caplog):
     assert "was built from a dirty git tree (kernel source had uncommitted changes)" in caplog.text
 
 
+# The package's __all__, sorted: what the card lists.
+PUBLIC_API = ["layers", "relu", "relu_and_mul", "relu_squared", "relu_squared_and_mul"]
+
+
 def test_public_api(kernel):
-    assert sorted(kernel.__all__) == ["layers", "relu", "relu_squared"]
+    assert sorted(kernel.__all__) == PUBLIC_API
     assert issubclass(kernel.layers.ReLU, torch.nn.Module)
-    assert issubclass(kernel.layers.ReLUSquared, torch.nn.Module)
+    for layer in ("ReLUSquared", "FatreluAndMul", "ReGLU", "SReGLU"):
+        assert issubclass(getattr(kernel.layers, layer), torch.nn.Module)
 
 
 def abi_violations(library: Path) -> list[str]:
@@ -320,7 +325,7 @@ def test_sys_path_import_of_variant_dir(variant_dir, device):
         import sys, torch
         sys.path.insert(0, {str(variant_dir)!r})
         import relu
-        assert sorted(relu.__all__) == ["layers", "relu"], relu.__all__
+        assert sorted(relu.__all__) == {PUBLIC_API!r}, relu.__all__
         x = torch.tensor([-1.0, float("nan"), -0.0, 2.0], device={device!r})
         y = relu.relu(x)
         assert y.tolist() == [0.0, 0.0, 0.0, 2.0], y

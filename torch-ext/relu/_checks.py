@@ -92,3 +92,48 @@ def check_backward_arguments(grad_out: torch.Tensor, saved: torch.Tensor, op: st
             f"{name}: grad_out has shape {list(grad_out.shape)} but {saved_name} has shape "
             f"{list(saved.shape)}"
         )
+
+
+def check_gated_arguments(x: torch.Tensor, out: Optional[torch.Tensor], op: str) -> None:
+    """The binding's checks of a gated op (argument_checks.h), x [..., 2d] and out [..., d], in
+    its order. Not checked: out overlapping x, which needs addresses."""
+    if x.dtype not in _dtypes.GRADIENT:
+        raise TypeError(
+            f"{op}: x has dtype {_dtypes.name(x.dtype)}; supported dtypes are "
+            + ", ".join(map(_dtypes.name, _dtypes.GRADIENT_ORDERED))
+        )
+    if x.dim() == 0 or x.shape[-1] % 2:
+        raise ValueError(f"{op}: x has shape {list(x.shape)}; its last dimension must be even (x is [..., 2d])")
+    if out is not None:
+        _check_gated_half(out, x, op, "out")
+        if any(size > 1 and stride == 0 for size, stride in zip(out.shape, out.stride())):
+            raise ValueError(
+                f"{op}: out has elements that share memory (an expand()ed or stride-0 view); "
+                "pass a tensor whose elements are distinct"
+            )
+
+
+def check_gated_backward_arguments(grad_out: torch.Tensor, x: torch.Tensor, op: str) -> None:
+    """The binding's checks of <op>_backward, raised by the noarch ops as ValueError."""
+    check_gated_arguments(x, None, op)
+    _check_gated_half(grad_out, x, op, "grad_out")
+
+
+def _check_gated_half(half: torch.Tensor, x: torch.Tensor, op: str, what: str) -> None:
+    if half.dtype != x.dtype:
+        raise TypeError(
+            f"{op}: {what} has dtype {_dtypes.name(half.dtype)} but x has dtype "
+            f"{_dtypes.name(x.dtype)}; {what} must have x's dtype"
+        )
+    if half.device != x.device:
+        raise ValueError(f"{op}: {what} is on {half.device} but x is on {x.device}; {what} must be on x's device")
+    want = [*x.shape[:-1], x.shape[-1] // 2]
+    if list(half.shape) != want:
+        raise ValueError(
+            f"{op}: {what} has shape {list(half.shape)} but must have shape {want} "
+            "(x's with the last dimension halved; it is never resized)"
+        )
+
+
+def raise_gated_overlap(op: str) -> None:
+    raise ValueError(f"{op}: out overlaps x; pass a tensor that does not share x's memory")

@@ -21,3 +21,32 @@ def relu_squared_backward(grad_out: torch.Tensor, x: torch.Tensor) -> torch.Tens
     """x > 0 ? (2 * x) * grad_out : 0, a select: grad_out where x <= 0 is never read."""
     xf = _opmath(x)
     return torch.where(xf > 0, (2 * xf) * _opmath(grad_out), 0).to(x.dtype)
+
+
+def _gate(a: torch.Tensor, gate: str, threshold: float) -> torch.Tensor:
+    if gate == "relu_and_mul":
+        return torch.where(a > threshold, a, 0)
+    return torch.where(a > 0, a * a, 0)
+
+
+def _halves(x: torch.Tensor):
+    d = x.shape[-1] // 2
+    return _opmath(x[..., :d]), _opmath(x[..., d:])
+
+
+def gated_forward(x: torch.Tensor, gate: str, threshold: float) -> torch.Tensor:
+    """gate(a) * b over x = [a, b] (relu-common/gated_element.h): [..., 2d] -> [..., d]."""
+    a, b = _halves(x)
+    return (_gate(a, gate, threshold) * b).to(x.dtype)
+
+
+def gated_backward(grad_out: torch.Tensor, x: torch.Tensor, gate: str, threshold: float) -> torch.Tensor:
+    """[grad_a, grad_b], [..., 2d]: grad_a a select on a, grad_b = grad_out * gate(a)."""
+    a, b = _halves(x)
+    g = _opmath(grad_out)
+    if gate == "relu_and_mul":
+        grad_a = torch.where(a > threshold, g * b, 0)
+    else:
+        grad_a = torch.where(a > 0, ((2 * a) * b) * g, 0)
+    grad_b = g * _gate(a, gate, threshold)
+    return torch.cat([grad_a.to(x.dtype), grad_b.to(x.dtype)], dim=-1)

@@ -181,6 +181,26 @@ def _relu_squared_backward(grad_out: torch.Tensor, x: torch.Tensor) -> torch.Ten
     return torch.empty_like(x).copy_(_definitions.relu_squared_backward(grad_out, x))  # x's layout
 
 
+def _gated_kernels(gate: str) -> tuple:
+    """(forward, forward into out, backward) of a gated op, its definition in torch ops."""
+
+    def forward(x, threshold=0.0):
+        _check("check_gated_arguments", x, None, gate)
+        return _definitions.gated_forward(x, gate, threshold)
+
+    def forward_out(out, x, threshold=0.0):
+        _check("check_gated_arguments", x, out, gate)
+        if _may_share_memory(out, x):
+            _check("raise_gated_overlap", gate)
+        out.copy_(_definitions.gated_forward(x, gate, threshold))
+
+    def backward(grad_out, x, threshold=0.0):
+        _check("check_gated_backward_arguments", grad_out, x, gate)
+        return torch.empty_like(x).copy_(_definitions.gated_backward(grad_out, x, gate, threshold))  # x's layout
+
+    return forward, forward_out, backward
+
+
 def device_kernels(device_type: str) -> tuple:
     """(relu, relu_out, relu_backward) by `device_type`'s rules, checked as the binding checks.
     They take tensors of any device: the tests run the XPU rules on CPU and CUDA tensors."""
@@ -263,7 +283,12 @@ def register_ops(namespace: str, backend: str, dtype_table: str):
     for schema in ("relu(Tensor x) -> Tensor", "relu_out(Tensor(a!) out, Tensor x) -> ()", "cpu_isa() -> str",
                    "relu_backward(Tensor grad_out, Tensor result) -> Tensor", "dtype_table() -> str",
                    "relu_squared(Tensor x) -> Tensor", "relu_squared_out(Tensor(a!) out, Tensor x) -> ()",
-                   "relu_squared_backward(Tensor grad_out, Tensor x) -> Tensor"):
+                   "relu_squared_backward(Tensor grad_out, Tensor x) -> Tensor",
+                   "relu_and_mul(Tensor x, float threshold) -> Tensor",
+                   "relu_and_mul_out(Tensor(a!) out, Tensor x, float threshold) -> ()",
+                   "relu_and_mul_backward(Tensor grad_out, Tensor x, float threshold) -> Tensor",
+                   "relu_squared_and_mul(Tensor x) -> Tensor", "relu_squared_and_mul_out(Tensor(a!) out, Tensor x) -> ()",
+                   "relu_squared_and_mul_backward(Tensor grad_out, Tensor x) -> Tensor"):
         library.define(schema)
     library.impl("dtype_table", lambda: dtype_table, "CompositeExplicitAutograd")
     # The binding's answer is the SIMD variant of its CPU kernel; here torch's ops run.
@@ -273,9 +298,12 @@ def register_ops(namespace: str, backend: str, dtype_table: str):
             # Below autograd, as a C++ kernel: the Autograd key falls through to it (functions.py),
             # so it may get tensors that require grad, and its torch ops must record nothing.
             library.impl(op, torch.no_grad()(kernel), device_type.upper())
-        # relu_squared: its definition in torch ops, the same on every device.
+        # relu_squared and the gated ops: their definitions in torch ops, the same on every device.
         for op, kernel in zip(("relu_squared", "relu_squared_out", "relu_squared_backward"),
                               (_relu_squared, _relu_squared_out, _relu_squared_backward)):
             library.impl(op, torch.no_grad()(kernel), device_type.upper())
+        for gate in ("relu_and_mul", "relu_squared_and_mul"):
+            for suffix, kernel in zip(("", "_out", "_backward"), _gated_kernels(gate)):
+                library.impl(gate + suffix, torch.no_grad()(kernel), device_type.upper())
     _LIBRARIES.append(library)  # a Library unregisters its ops when collected
     return ops

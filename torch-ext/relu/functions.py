@@ -247,7 +247,9 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
 # a direct op call then costs no autograd fallback, and its output simply does not require
 # grad, instead of the default fallback's warning at backward time.
 _fallthrough = torch.library.Library(ops.name, "IMPL")
-for _op in ("relu", "relu_out", "relu_backward", "relu_squared", "relu_squared_out", "relu_squared_backward"):
+for _op in ("relu", "relu_out", "relu_backward", "relu_squared", "relu_squared_out", "relu_squared_backward",
+            "relu_and_mul", "relu_and_mul_out", "relu_and_mul_backward", "relu_squared_and_mul",
+            "relu_squared_and_mul_out", "relu_squared_and_mul_backward"):
     _fallthrough.impl(_op, torch.library.fallthrough_kernel, "Autograd")
 
 # What kernels' function mapping (kernelize with a function) reads to allow training and
