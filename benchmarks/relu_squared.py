@@ -1,8 +1,8 @@
 """relu_squared against its peers, like with like, in one run on the device it runs on.
 
-    python benchmarks/relu_squared.py --device cuda --out DIR          # the H200: about 3 minutes
+    python benchmarks/relu_squared.py --device cuda --out DIR          # the H200: about 2.5 minutes
     python benchmarks/relu_squared.py --device cuda --quick --out DIR  # smoke run
-    python benchmarks/relu_squared.py --device cpu --out DIR           # 2-core CPU: about 4 minutes
+    python benchmarks/relu_squared.py --device cpu --out DIR           # 2-core CPU: about 6 minutes
     python benchmarks/relu_squared.py --device cpu --quick --standin --quiet-share 1 --out /tmp/r2
 
 Forward ("forward"), float32 / float16 / bfloat16, x of ROWS x --cols (a row of fewer elements
