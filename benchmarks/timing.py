@@ -8,7 +8,8 @@ Samplers (each has `calls` and `sample()`, seconds per call):
   GraphSampler  GPU time per call from replaying a CUDA graph of `calls` captured calls, CUDA
                 events around the replay: no launch gaps, no host in the number.
   QueuedSampler GPU time per call of calls queued behind a GPU sleep, CUDA events around
-                them: for work a graph does not capture well (compiled forward + backward).
+                them: for work a graph does not capture well (compiled forward + backward);
+                host_samples keeps the wall time per call of the untimed pass before each.
 A sampler's call takes no argument, or one buffer set (a dict of tensors) and then runs over
 the sets it is given: one set is "hot"; several are rotated, the least recently used next.
 `interleaved` runs every sampler once per repeat, forward order on even repeats and reversed on
@@ -195,6 +196,7 @@ class QueuedSampler:
 
     def __init__(self, fn: Callable, calls: int):
         self.fn, self.calls = fn, calls
+        self.host_samples: list[float] = []  # wall seconds per call of each untimed pass, dispatch included
 
     @classmethod
     def sleep_rate(cls) -> float:
@@ -215,6 +217,7 @@ class QueuedSampler:
             self.fn()
         torch.cuda.synchronize()
         host = time.perf_counter() - begin
+        self.host_samples.append(host / self.calls)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(int(2 * host * self.sleep_rate()) + 1000)
         start.record()

@@ -53,10 +53,11 @@ print("RESULTS " + json.dumps(results))
 """
 
 
-CPU_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "training_step.py", "noarch_rules.py"]
+CPU_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "training_step.py", "noarch_rules.py",
+             "relu_squared.py"]
 # Where a GPU is (the H200 suite): the GPU paths too (graph replay, the queued sampler, Triton).
 CUDA_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "compile_blocks.py", "training_step.py",
-              "noarch_rules.py"]
+              "noarch_rules.py", "relu_squared.py"]
 SMOKE = [("cpu", name) for name in CPU_SMOKE] + [("cuda", name) for name in CUDA_SMOKE] * torch.cuda.is_available()
 
 
@@ -80,6 +81,10 @@ def smoke_runs(out: Path, device: str) -> dict[str, list[str]]:
                               "--calls", "1", "--out", str(out / "compile_blocks")],
         "training_step.py": ["--device", device, "--quick", "--kernel", kernel, "--repeats", "1", "--min-sample-ms", "1",
                              "--out", str(out / "training_step.json")],
+        # On the torch stand-in until the build has relu_squared: the harness's paths, not the op.
+        "relu_squared.py": ["--device", device, "--standin", "--sizes", "4KiB", "--train-sizes", "64KiB", "--dtypes",
+                            "bfloat16", "--train-dtypes", "float32", "--no-compile", "--repeats", "1", *host,
+                            "--out", str(out / "relu_squared")],
     }
 
 
