@@ -221,3 +221,56 @@ def test_deprecated_function_repository(mode):
     if recorder is not None:
         assert_one_graph_of_aten_ops(recorder)
         assert runs_the_kernel_compiled(hub_relu)
+
+
+# ---- The ReLU family's layers: each replaces the module an ecosystem already has.
+
+
+@use_kernel_forward_from_hub("ReLUSquared")
+class HubReLUSquared(nn.Module):
+    """transformers' ReLUSquaredActivation, marked for the Hub layer."""
+
+    def forward(self, input):
+        return torch.square(nn.functional.relu(input))
+
+
+@use_kernel_forward_from_hub("FatreluAndMul")
+class HubFatreluAndMul(nn.Module):
+    """vLLM's FatreluAndMul: the threshold is an attribute of the replaced module."""
+
+    def __init__(self, threshold: float = 0.0):
+        super().__init__()
+        self.threshold = threshold
+
+    def forward(self, x):
+        d = x.shape[-1] // 2
+        return nn.functional.threshold(x[..., :d], self.threshold, 0.0) * x[..., d:]
+
+
+@pytest.mark.parametrize(
+    ("layer", "replaced"), [("ReLUSquared", HubReLUSquared), ("FatreluAndMul", HubFatreluAndMul)]
+)
+def test_family_layers_pass_validation(kernel, layer, replaced):
+    _validate_layer(check_cls=replaced, cls=getattr(kernel.layers, layer), repo="relu")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("layer", "module", "width"), [("ReLUSquared", HubReLUSquared, 64),
+                                                         ("FatreluAndMul", lambda: HubFatreluAndMul(0.25), 32)])
+def test_family_layer_kernelized_matches_original(mode, layer, module, width):
+    model = nn.Sequential(nn.Linear(16, 64), module(), nn.Linear(width, 4)).to(DEVICE)
+    reference = copy.deepcopy(model)
+    repository = LocalLayerRepository(repo_path=KERNEL_ROOT, layer_name=layer)
+    with use_kernel_mapping({layer: {DEVICE: repository}}, inherit_mapping=False):
+        model = kernelize(model, mode=MODES[mode], device=DEVICE, use_fallback=False)
+    # The kernel's gate maps NaN to 0 where torch's keeps it: the swap really happened.
+    probe = torch.cat([torch.full((2, 32), NAN, device=DEVICE), torch.ones(2, 32, device=DEVICE)], dim=-1)
+    assert not model[1](probe).isnan().any() and reference[1](probe).isnan().any()
+    forward, recorder = compiled_for(mode, model)
+    x = torch.randn(8, 16, device=DEVICE)
+    torch.testing.assert_close(forward(x), reference(x), rtol=1e-6, atol=1e-6)
+    if recorder is not None:
+        assert_one_graph_of_aten_ops(recorder)
+    if "training" in mode:
+        for got, want in zip(forward_backward(forward, x), forward_backward(reference, x)):
+            torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
