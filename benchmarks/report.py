@@ -1,7 +1,7 @@
 """Markdown tables from a sweep's JSON (benchmarks/sweep.py).
 
-    python benchmarks/report.py results/cpu/sweep.json > results/cpu/report.md
-    python benchmarks/report.py results/h200/sweep.json --dtypes float32 int8 --modes hot
+    python benchmarks/report.py results/<machine>/sweep.json > results/<machine>/report.md
+    python benchmarks/report.py results/<machine>/sweep.json --dtypes float32 int8 --modes hot
 
 Like with like: every ratio pairs two calls of the same form, on the same buffers.
   - out= against out=: relu(x, out=o) against torch.clamp_min(x, 0, out=o), o.copy_(x), the

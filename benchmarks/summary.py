@@ -2,8 +2,8 @@
 markdown: each area's like-for-like ratios as ranges over its points, the worst point named.
 Ratios are peer time / ours (> 1: ours is faster) unless a line says otherwise.
 
-    python benchmarks/summary.py results/h200/build-<commit>        # one screen
-    python benchmarks/summary.py --detail results/cpu-<machine>     # the ranges the docs quote
+    python benchmarks/summary.py results/<build>/h200               # one screen
+    python benchmarks/summary.py --detail results/<build>/cpu-<machine>   # the ranges the docs quote
 
 --detail adds, below the screen, each dense pair per dtype and size band (below 1 MiB; from 1 MiB
 while input and output fit the device's last-level cache together; past it), the L2 band per

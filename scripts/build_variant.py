@@ -456,9 +456,9 @@ def compile_extension(ext_id: str, backend: str, sources: list[Path], archs: lis
     standard = language_standard(Version(torch.__version__))
     # Unlike kernel-builder, no -fno-gnu-unique. It was dropped while chasing a crash on the
     # H200 image (g++ 13.3 compiled libstdc++'s number formatting into the extension; printing
-    # an integer there crashed, results/h200/run3/crash_backtrace.txt). Dropping it did not
+    # an integer there crashed, b31d803:results/h200/run3/crash_backtrace.txt). Dropping it did not
     # fix the crash; error messages made of strings only did (torch_binding.cpp). The H200
-    # results in results/h200/final were built with these flags, so they stay until a GPU
+    # results in b31d803:results/h200/final were built with these flags, so they stay until a GPU
     # run checks the build with -fno-gnu-unique restored.
     cflags = ["-O3", standard, *common]
     cuda_cflags = ["-O3", standard, "--threads=0", *common]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every user-facing GPU figure of the docs, measured on the shipped build in one device call of
 # the lent H200 (about 7 minutes): the binaries of relu-build/ (scripts/release.sh's staged
-# snapshot), unchanged, into ONE folder named for the build, results/h200/build-<commit>/, then
+# snapshot), unchanged, into ONE folder of the build's, results/<commit>/h200/, then
 # packed into one tarball under $OUT (the device returns at most 8 files), a summary printed last.
 #
 #   scripts/h200_docs.sh                  # on the H200; carry relu-build and .whl
@@ -52,8 +52,10 @@ commit=$("$PYTHON" -c 'import json, sys
 p = json.load(open(sys.argv[1] + "/metadata.json")).get("provenance", {}).get("kernel", {})
 print(p["commit"][:7] + ("-dirty" if p.get("dirty") else "") if p.get("commit") else "")' "$compiled")
 commit=${commit:-${RELU_GIT_REVISION:-unknown}}
-name=build-$commit${quick:+-quick}
-dir=results/$([ "$device" = cuda ] && echo h200 || echo cpu)/$name
+build=$commit${quick:+-quick}
+kind=$([ "$device" = cuda ] && echo h200 || echo cpu)
+dir=results/$build/$kind
+name=$build-$kind
 mkdir -p "$dir"
 { echo "build: $snapshot at commit $commit (provenance of $compiled); measured by $(git describe --always --dirty 2>/dev/null || echo "${RELU_GIT_REVISION:-unknown}")"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>/dev/null
@@ -113,7 +115,7 @@ done
 printf '%s\n' "${status[@]}" > "$dir/stages.txt"
 "$PYTHON" benchmarks/summary.py "$dir" > "$dir/summary.md" 2>&1
 if [ -n "${OUT:-}" ]; then
-  tar -czf "$OUT/$name.tar.gz" -C "$(dirname "$dir")" "$name"
-  echo "packed: $OUT/$name.tar.gz ($(du -h "$OUT/$name.tar.gz" | cut -f1)); unpack with tar -xzf into $(dirname "$dir")/"
+  tar -czf "$OUT/$name.tar.gz" -C results "$build/$kind"
+  echo "packed: $OUT/$name.tar.gz ($(du -h "$OUT/$name.tar.gz" | cut -f1)); unpack with tar -xzf into results/"
 fi
 cat "$dir/stages.txt" "$dir/summary.md"

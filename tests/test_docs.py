@@ -1,10 +1,14 @@
 """The pages a user reads (README.md, the Hub card; PERFORMANCE.md; L2_BAND_CLIFF.md; docs/)
 cite only what the repository holds: every results/ path they name exists, none points at a
 file outside the repository, and the card and PERFORMANCE.md carry no issue or pull-request
-numbers, which mean nothing on the Hub. Each check is also run on a planted fault below, so
-that none of them passes by matching nothing."""
+numbers, which mean nothing on the Hub. Those pages, the studies' notes and relu-xpu/README.md
+name no scripts/ or benchmarks/ file the tree lacks (a retired one is named with its commit,
+`4f2ef0b:benchmarks/...`), and results/ stays one folder per shipped build plus the studies
+the docs cite: at most RESULTS_FILES tracked files. Each check is also run on a planted fault
+below, so that none of them passes by matching nothing."""
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,12 +21,20 @@ from stage_release import local_target, markdown_links  # noqa: E402
 PAGES = ["README.md", "PERFORMANCE.md", "L2_BAND_CLIFF.md", *sorted(
     p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]
 NO_ISSUE_NUMBERS = ["README.md", "PERFORMANCE.md"]
+# Every page that cites results or scripts: the user's pages, the studies' notes, relu-xpu's.
+CITING = [*PAGES, *sorted(p.relative_to(ROOT).as_posix() for p in [
+    *(ROOT / "benchmarks" / "studies").rglob("*.md"), ROOT / "relu-xpu" / "README.md"])]
+RESULTS_FILES = 120
 
 # A results path as the pages write it: root-relative in code spans and prose
-# (`results/h200/final/report.md`), page-relative in links (`../results/...` from docs/).
+# (`results/16690a2/h200/summary.md`), page-relative in links (`../results/...` from docs/).
 # A path that runs into a placeholder (`results/<machine>/`, `results/cpu-{avx2,avx512}/`) names
-# a folder to be made, not a file cited: it is left out.
-_RESULTS = re.compile(r"(?<![\w.\-/])((?:\.\./)*results/[\w.\-/]*)(?![\w.\-/]*[<{*])")
+# a folder to be made, not a file cited: it is left out, as is a commit's file
+# (`b31d803:results/release/`, what `git show` takes).
+_RESULTS = re.compile(r"(?<![\w.\-/:])((?:\.\./)*results/[\w.\-/]*)(?![\w.\-/]*[<{*])")
+# A script or benchmark named by its path (`scripts/bench.sh`, `benchmarks/studies/l2_band/band.py`),
+# globs (`benchmarks/benchmark*.py`) and commits' files left out as above.
+_SCRIPT = re.compile(r"(?<![\w.\-/:])((?:\.\./)*(?:scripts|benchmarks)/[\w.\-/]*\.\w+)(?![\w.\-/]*[<{*])")
 # Paths that climb out of the page's folder, and Markdown files named anywhere in the text.
 _PARENT_PATH = re.compile(r"(?<![\w.\-/])((?:\.\./)+[\w.\-/]+)")
 _MARKDOWN_NAME = re.compile(r"(?<![\w.\-/<])([\w\-/.]*\w\.md)\b")
@@ -51,6 +63,15 @@ def cited_results(text: str) -> list[str]:
 
 def missing_results(page: str, text: str) -> list[str]:
     return [p for p in cited_results(text) if not _resolve(page, p).exists()]
+
+
+def missing_scripts(page: str, text: str) -> list[str]:
+    return [p for p in _SCRIPT.findall(text) if not _resolve(page, p).is_file()]
+
+
+def tracked_results() -> list[str]:
+    return subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.splitlines()
 
 
 def _inside_repository(path: Path) -> bool:
@@ -83,10 +104,25 @@ def issue_numbers(text: str) -> list[str]:
     return [m.group(0) for m in _ISSUE_NUMBER.finditer(text)]
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", CITING)
 def test_cited_results_exist(page):
     missing = missing_results(page, (ROOT / page).read_text())
     assert not missing, f"{page} cites results that the repository does not hold: {missing}"
+
+
+@pytest.mark.parametrize("page", CITING)
+def test_cited_scripts_exist(page):
+    missing = missing_scripts(page, (ROOT / page).read_text())
+    assert not missing, (f"{page} cites scripts the tree lacks: {missing}; name a retired one with "
+                         "the commit that held it (`<commit>:<path>`)")
+
+
+def test_results_hold_the_shipped_builds_and_cited_studies_only():
+    files = tracked_results()
+    assert files, "git ls-files lists no results/ file"
+    assert len(files) <= RESULTS_FILES, (
+        f"results/ tracks {len(files)} files, more than {RESULTS_FILES}: keep the runs a doc cites "
+        "(results/README.md says where; git keeps the rest)")
 
 
 def test_the_pages_cite_results():
@@ -110,10 +146,16 @@ def test_no_issue_numbers(page):
 
 
 def test_checks_catch_planted_faults():
-    text = ("Figures: `results/h200/no-such-run/sweep.json` and [a table](results/h200/final/report.md); "
+    text = ("Figures: `results/h200/no-such-run/sweep.json` and [the layout](results/README.md); "
             "as ANCHORS.md reports, see ../shared/H200.md and /work/shared/STYLE.md; issue 23's target, "
             "PR #816.")
     assert missing_results("PERFORMANCE.md", text) == ["results/h200/no-such-run/sweep.json"]
+    assert cited_results("in git as `b31d803:results/release/`") == []
+    scripts = ("`scripts/no_such_tune.py`, `python benchmarks/studies/gone.py --table x`; kept: "
+               "`git show 4f2ef0b:benchmarks/studies/misaligned.py`, `benchmarks/benchmark*.py`, "
+               "`scripts/bench.sh`")
+    assert missing_scripts("benchmarks/studies/misaligned.md", scripts) == [
+        "scripts/no_such_tune.py", "benchmarks/studies/gone.py"]
     assert cited_results("`results/<machine>/report.md`, results/cpu-{avx2,avx512}/") == []
     bad = outside_citations("PERFORMANCE.md", text)
     assert any("ANCHORS.md" in b for b in bad), bad

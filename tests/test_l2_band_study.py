@@ -13,7 +13,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "benchmarks" / "studies" / "l2_band" / "band.py"
-RUN = ROOT / "results" / "h200" / "l2-band-study" / "band.json"
+RUN = ROOT / "results" / "studies" / "l2-band" / "band.json"
 
 
 def load_study():
