@@ -95,10 +95,8 @@ def add_op_namespace_prefix(op_name: str) -> str:
 # A noarch variant's _ops.py: the ops come from Python (_noarch.py), not from a library.
 NOARCH_OPS_PY = '''\
 import torch
-from ._noarch import eager_kernels_of, register_ops
+from ._noarch import register_ops
 ops = register_ops("{id}", "{backend}", "{dtype_table}")
-# What functions.py calls for eager relu(): the ops' kernels without the torch.library round trip.
-eager_kernels = eager_kernels_of(ops, "{backend}")
 
 
 def add_op_namespace_prefix(op_name: str) -> str:
@@ -127,7 +125,7 @@ def dtype_table_text() -> str:
 
 # The modules of the Python package that only noarch variants use (a compiled variant's ops
 # come from its library), and the one only the CUDA one does.
-NOARCH_MODULES = ("_noarch.py", "_triton.py")
+NOARCH_MODULES = ("_noarch*.py", "_triton.py")
 TRITON_MODULE = "_triton.py"
 
 # The compat package build/<variant>/<name>/: `sys.path.insert(0, <variant dir>); import

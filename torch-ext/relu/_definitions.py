@@ -34,13 +34,13 @@ def _halves(x: torch.Tensor):
     return _opmath(x[..., :d]), _opmath(x[..., d:])
 
 
-def gated_forward(x: torch.Tensor, gate: str, threshold: float) -> torch.Tensor:
+def gated_forward(gate: str, x: torch.Tensor, threshold: float = 0.0) -> torch.Tensor:
     """gate(a) * b over x = [a, b] (relu-common/gated_element.h): [..., 2d] -> [..., d]."""
     a, b = _halves(x)
     return (_gate(a, gate, threshold) * b).to(x.dtype)
 
 
-def gated_backward(grad_out: torch.Tensor, x: torch.Tensor, gate: str, threshold: float) -> torch.Tensor:
+def gated_backward(gate: str, grad_out: torch.Tensor, x: torch.Tensor, threshold: float = 0.0) -> torch.Tensor:
     """[grad_a, grad_b], [..., 2d]: grad_a a select on a, grad_b = grad_out * gate(a)."""
     a, b = _halves(x)
     g = _opmath(grad_out)

@@ -1,35 +1,17 @@
 """The ops of the noarch variants (torch-cpu, torch-cuda, torch-xpu): a thin shim over torch.
 
 register_ops defines torch_binding.cpp's ops, schemas and all, under the variant's namespace,
-so functions.py and layers.py run on a variant without a binary unchanged. The checks are
-_checks.py's, raised as the binding raises them (ValueError) before any write; the overlap rule
-is the binding's (tensor_geometry.h). relu is one torch op per dtype, exact by its definition
-on its device; torch walks every layout at its own speed and lays results out as torch.relu:
-                CPU                                CUDA         XPU, any other device
-  floats        threshold(x, 0, 0), NaN to +0      fmax(x, 0)   where(x > 0, x, 0)
-  signed ints   clamp_min(x, 0); unsigned: a copy (relu is the identity)
-  float8        on int8 bit patterns, keep b where 0 < b <= the largest positive non-NaN
-                pattern; on CUDA from TRITON_MIN_BYTES one Triton pass over dense data
-                (_triton.py), other layouts through a dense copy
-Measured: on the CPU fmax runs unvectorized and keeps -0.0 on some vector paths; where took
-1.9-19x threshold's two passes at 4 KiB-4 MiB, clamp_min + nan_to_num + 0.0 1.2-1.4x (Zen 4,
-AVX-512, torch 2.13). On CUDA fmax is one TensorIterator kernel (NaN to the other operand, -0
-below +0). The backward op is where(result > 0, grad_out, 0); autograd's eager calls take
-threshold_backward, torch.relu's own backward, equal to it on relu's outputs (never NaN).
+so the package runs on a variant without a binary unchanged. The checks are _checks.py's,
+raised as the binding raises them (ValueError) before any write; relu runs _noarch_rules.py's
+op per device and dtype, relu_squared and the gated ops their definitions (_definitions.py).
 torch.library.Library, not triton_op, which traces the body with fake tensors: they lack the
-addresses the overlap rule reads. Compiled, relu() hands Inductor where(x > 0, x, 0) itself."""
-
-import math
+addresses the overlap rule reads."""
 
 import torch
 
 from . import _definitions
-
-# CUDA float8 calls below this run on torch ops: Triton's launch is Python (about 23 us of host
-# time on the H200, Triton 3.6), and a first call under graph capture would compile there.
-TRITON_MIN_BYTES = 64 * 1024
-_INF = float("inf")
-_CPU_ZEROS: dict = {}
+from ._noarch_layout import is_dense, may_share_memory, same_strides
+from ._noarch_rules import rule, zero_like
 
 
 def _check(name: str, *args) -> None:
@@ -40,54 +22,6 @@ def _check(name: str, *args) -> None:
         getattr(_checks, name)(*args)
     except TypeError as error:
         raise ValueError(str(error)) from None
-
-
-def _cpu_zero(dtype: torch.dtype) -> torch.Tensor:
-    # 0-dim on the CPU: a CUDA kernel takes it as a scalar argument (nothing on the device).
-    if dtype not in _CPU_ZEROS:
-        _CPU_ZEROS[dtype] = torch.zeros((), dtype=dtype)
-    return _CPU_ZEROS[dtype]
-
-
-def _zero_like(t: torch.Tensor) -> torch.Tensor:
-    # where(out=) takes no scalar and copies a CPU zero to the device at every call, which a
-    # CUDA graph cannot capture: a device tensor gets its own, filled on its stream.
-    return _cpu_zero(t.dtype) if t.is_cpu else t.new_zeros(())
-
-
-def _same_strides(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return all(size == 1 or sa == sb for size, sa, sb in zip(a.shape, a.stride(), b.stride()))
-
-
-def _is_dense(t: torch.Tensor) -> bool:
-    """torch's is_non_overlapping_and_dense: some order of the dimensions is contiguous."""
-    expected = 1
-    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def _may_share_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """tensor_geometry.h's may_share_memory: the byte spans; then, when neither is dense, the
-    gcd g of both tensors' byte strides: every element of a starts a multiple of g from a's
-    start, every one of b from b's, so none meet when b's offset from a modulo g leaves an
-    element's width to either side."""
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    width, spans, g = a.element_size(), [], 0
-    for t in (a, b):
-        low = high = 0
-        for size, stride in zip(t.shape, t.stride()):
-            low, high = (low + (size - 1) * stride, high) if stride < 0 else (low, high + (size - 1) * stride)
-            g = math.gcd(g, abs(stride) * width) if size > 1 else g
-        spans.append((t.data_ptr() + low * width, t.data_ptr() + (high + 1) * width))
-    meet = spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]
-    if not meet or _is_dense(a) or _is_dense(b) or g == 0:  # g 0: single elements
-        return meet
-    phase = (b.data_ptr() - a.data_ptr()) % g
-    return phase < width or phase > g - width
 
 
 def _input_to_read(out: torch.Tensor, x: torch.Tensor, op: str = "relu") -> torch.Tensor:
@@ -102,68 +36,17 @@ def _input_to_read(out: torch.Tensor, x: torch.Tensor, op: str = "relu") -> torc
             _check("raise_partial_overlap", op)
         return x
     _check("check_arguments", x, out, op)
-    if (out.data_ptr() == x.data_ptr() and _same_strides(out, x)) or not _may_share_memory(out, x):
+    if (out.data_ptr() == x.data_ptr() and same_strides(out, x)) or not may_share_memory(out, x):
         return x
-    if _is_dense(out) and _is_dense(x):
+    if is_dense(out) and is_dense(x):
         _check("raise_partial_overlap", op)
     return x.clone()  # interleaved views of one buffer: all of x is read before out is written
-
-
-def _float8_rule(dtype: torch.dtype, on_cuda: bool):
-    # The largest positive non-NaN pattern: +inf's, or the largest finite value's where the
-    # format has no inf (e4m3fn; the fnuz formats' one NaN, 0x80, is negative as an int8).
-    largest = torch.tensor(_INF).to(dtype)
-    if not largest.float().isinf():
-        largest = torch.tensor(torch.finfo(dtype).max).to(dtype)
-    limit, triton = int(largest.view(torch.int8).item()), None
-    if on_cuda:
-        try:
-            from . import _triton as triton
-        except ImportError:  # no Triton: torch ops serve float8 too
-            pass
-
-    def relu(x, out):
-        if triton is not None and x.nbytes >= TRITON_MIN_BYTES:
-            result = torch.empty_like(x) if out is None else out
-            if _same_strides(x, result) and _is_dense(result):
-                triton.relu_float8(x.view(torch.int8), result.view(torch.int8), limit)
-            else:  # rare: a pass over a dense copy, read in full before result is written
-                dense = x.view(torch.int8).clone(memory_format=torch.contiguous_format)
-                triton.relu_float8(dense, dense, limit)
-                result.view(torch.int8).copy_(dense)
-            return result
-        bits = x.view(torch.int8)
-        keep = (bits > 0) & (bits <= limit)
-        if out is None:
-            return torch.where(keep, bits, 0).view(x.dtype)
-        torch.where(keep, bits, _zero_like(bits), out=out.view(torch.int8))
-        return out
-
-    return relu
-
-
-def _rule(device_type: str, dtype: torch.dtype):
-    """relu in `dtype` on `device_type` ("cpu", "cuda", "xpu"): fn(x, out) -> out, or a new
-    tensor when out is None."""
-    if not dtype.is_floating_point:
-        if not dtype.is_signed:
-            return lambda x, out: x.clone() if out is None else out.copy_(x)
-        return lambda x, out: torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
-    if dtype.itemsize == 1:
-        return _float8_rule(dtype, on_cuda=device_type == "cuda")
-    if device_type == "cuda":
-        zero = _cpu_zero(dtype)
-        return lambda x, out: torch.fmax(x, zero) if out is None else torch.fmax(x, zero, out=out)
-    if device_type == "cpu":
-        return lambda x, out: (torch.threshold(x, 0, 0) if out is None
-                               else torch.threshold(x, 0, 0, out=out)).nan_to_num_(0.0, _INF)
-    return lambda x, out: torch.where(x > 0, x, 0) if out is None else torch.where(x > 0, x, _zero_like(x), out=out)
 
 
 def _relu_backward(grad_out: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     _check("check_backward_arguments", grad_out, result)
     grad_in = torch.empty_like(result)  # result's layout, as the binding's
-    return torch.where(result > 0, grad_out, _zero_like(result), out=grad_in)
+    return torch.where(result > 0, grad_out, zero_like(result), out=grad_in)
 
 
 def _relu_squared(x: torch.Tensor) -> torch.Tensor:
@@ -186,17 +69,17 @@ def _gated_kernels(gate: str) -> tuple:
 
     def forward(x, threshold=0.0):
         _check("check_gated_arguments", x, None, gate)
-        return _definitions.gated_forward(x, gate, threshold)
+        return _definitions.gated_forward(gate, x, threshold)
 
     def forward_out(out, x, threshold=0.0):
         _check("check_gated_arguments", x, out, gate)
-        if _may_share_memory(out, x):
+        if may_share_memory(out, x):
             _check("raise_gated_overlap", gate)
-        out.copy_(_definitions.gated_forward(x, gate, threshold))
+        out.copy_(_definitions.gated_forward(gate, x, threshold))
 
     def backward(grad_out, x, threshold=0.0):
         _check("check_gated_backward_arguments", grad_out, x, gate)
-        return torch.empty_like(x).copy_(_definitions.gated_backward(grad_out, x, gate, threshold))  # x's layout
+        return torch.empty_like(x).copy_(_definitions.gated_backward(gate, grad_out, x, threshold))  # x's layout
 
     return forward, forward_out, backward
 
@@ -209,66 +92,20 @@ def device_kernels(device_type: str) -> tuple:
     def rule_of(x):
         if x.dtype not in rules:
             _check("check_arguments", x, None)  # an unsupported dtype
-            rules[x.dtype] = _rule(device_type, x.dtype)
+            rules[x.dtype] = rule(device_type, x.dtype)
         return rules[x.dtype]
 
     def relu(x):
         return rule_of(x)(x, None)
 
     def relu_out(out, x):
-        rule = rule_of(x)  # x's dtype first, as the binding checks
-        rule(_input_to_read(out, x), out)
+        relu_rule = rule_of(x)  # x's dtype first, as the binding checks
+        relu_rule(_input_to_read(out, x), out)
 
     return relu, relu_out, _relu_backward
 
 
 _KERNELS = {device_type: device_kernels(device_type) for device_type in ("cpu", "cuda", "xpu")}
-_PLAIN = frozenset((torch.Tensor, torch.nn.Parameter))
-_dispatch_modes = torch._C._len_torch_dispatch_stack
-_function_modes = torch._C._is_torch_function_mode_enabled
-_transforms = torch._C._are_functorch_transforms_active
-_threshold_backward = torch.ops.aten.threshold_backward.default._op
-
-
-def eager_kernels_of(ops, backend: str) -> tuple:
-    """(relu, relu_out, relu_backward) for functions.py's eager calls: the kernels without the
-    torch.library round trip (a dispatch into Python and back), for plain tensors (a subclass
-    may handle the op itself) on this variant's devices, no torch function or dispatch mode
-    and no functorch transform active (each would see or wrap the op); else the op."""
-    relu_op, relu_out_op, backward_op = ops.relu.default._op, ops.relu_out.default._op, ops.relu_backward.default._op
-    on_device = f"is_{backend}"  # is_cpu, is_cuda, is_xpu
-    (device_relu, device_relu_out, _), (cpu_relu, cpu_relu_out, _) = _KERNELS[backend], _KERNELS["cpu"]
-
-    def direct(t):
-        return type(t) in _PLAIN and not (_dispatch_modes() or _function_modes() or _transforms())
-
-    def relu(x):
-        if direct(x):
-            if getattr(x, on_device):
-                return device_relu(x)
-            if x.is_cpu:
-                return cpu_relu(x)
-        return relu_op(x)
-
-    def relu_out(out, x):
-        if direct(x) and type(out) in _PLAIN:
-            if getattr(x, on_device):
-                return device_relu_out(out, x)
-            if x.is_cpu:
-                return cpu_relu_out(out, x)
-        relu_out_op(out, x)
-
-    def relu_backward(grad_out, result):
-        # Autograd's call: relu's result (a gradient dtype, checked at the call), a gradient
-        # of its dtype and device; threshold_backward lays grad_in out as result when both agree.
-        if (direct(result) and type(grad_out) in _PLAIN and grad_out.dtype == result.dtype
-                and grad_out.shape == result.shape and grad_out.stride() == result.stride()):
-            return _threshold_backward(grad_out, result, 0)
-        return backward_op(grad_out, result)
-
-    return relu, relu_out, relu_backward
-
-
 _LIBRARIES: list = []
 
 

@@ -1,90 +1,27 @@
 """The gated ReLU ops, x [..., 2d] -> [..., d]: relu_and_mul (ReGLU, FATReLU's threshold
-included) and relu_squared_and_mul (squared ReGLU), one pass forward, and their autograd."""
+included) and relu_squared_and_mul (squared ReGLU), one pass forward and one backward."""
 
+import functools
 from typing import Optional
 
 import torch
 
-from . import _definitions
-from ._allocation import raise_torch_allocation_error
 from ._checks import check_gated_arguments
+from ._definitions import gated_backward, gated_forward
+from ._op_call import op_call
 from ._ops import ops
-from .functions import _is_dynamo_compiling, _records_gradient
-
-# name -> (forward, forward into out, backward) as op(..., threshold): the squared ops take none.
-_OPS = {
-    "relu_and_mul": (ops.relu_and_mul.default, ops.relu_and_mul_out.default, ops.relu_and_mul_backward.default),
-    "relu_squared_and_mul": (
-        lambda x, threshold: ops.relu_squared_and_mul.default(x),
-        lambda out, x, threshold: ops.relu_squared_and_mul_out.default(out, x),
-        lambda grad, x, threshold: ops.relu_squared_and_mul_backward.default(grad, x),
-    ),
-}
 
 
-class _GatedFunction(torch.autograd.Function):
-    """Saves x, as eager torch keeps both halves; the backward reads grad and x and writes
-    grad_x. With create_graph, and under torch.compile, the backward is the definition in torch
-    ops: differentiable again, and fused by Inductor."""
-
-    @staticmethod
-    def forward(ctx, x, gate, threshold):
-        ctx.save_for_backward(x)
-        ctx.gate, ctx.threshold = gate, threshold
-        if _is_dynamo_compiling():
-            return _definitions.gated_forward(x, gate, threshold)
-        return _OPS[gate][0](x, threshold)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        if torch.is_grad_enabled() or _is_dynamo_compiling():
-            return _definitions.gated_backward(grad, x, ctx.gate, ctx.threshold), None, None
-        try:
-            return _OPS[ctx.gate][2](grad, x, ctx.threshold), None, None
-        except RuntimeError as error:
-            raise_torch_allocation_error(error, x)
-            raise
+def _gated_op(name: str):
+    # Saves x, as eager torch keeps both halves. relu_and_mul's ops take the threshold, the
+    # squared ones none (the definitions' default, 0.0).
+    check = functools.partial(check_gated_arguments, op=name)
+    return op_call(ops, name, functools.partial(gated_forward, name), functools.partial(gated_backward, name),
+                   check, lambda x: check(x, None), saves_result=False)
 
 
-def _gated(gate: str, x: torch.Tensor, out: Optional[torch.Tensor], threshold: float) -> torch.Tensor:
-    try:
-        if _is_dynamo_compiling():
-            check_gated_arguments(x, out, gate)
-            if out is None and _records_gradient(x):
-                return _GatedFunction.apply(x, gate, threshold)
-            if out is None:
-                return _definitions.gated_forward(x, gate, threshold)
-        elif out is None:
-            if _records_gradient(x):
-                return _GatedFunction.apply(x, gate, threshold)
-            return _OPS[gate][0](x, threshold)
-        if _records_gradient(x, out):
-            raise RuntimeError(
-                f"{gate}(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad."
-            )
-        if _is_dynamo_compiling():
-            return out.copy_(_definitions.gated_forward(x, gate, threshold))
-        _OPS[gate][1](out, x, threshold)
-        torch.autograd.graph.increment_version(out)  # as torch's out= ops
-        return out
-    except AttributeError:
-        if not isinstance(x, torch.Tensor) or not isinstance(out, (torch.Tensor, type(None))):
-            raise TypeError(
-                f"{gate}: x and out must be torch.Tensor (out may be None); got "
-                f"{type(x).__name__} and {type(out).__name__}"
-            ) from None
-        raise
-    except ValueError:
-        try:  # the binding's ValueError, typed: a dtype mistake is a TypeError
-            check_gated_arguments(x, out, gate)
-        except (TypeError, ValueError) as typed:
-            raise typed from None
-        raise
-    except RuntimeError as error:
-        raise_torch_allocation_error(error, x)
-        raise
+_relu_and_mul = _gated_op("relu_and_mul")
+_relu_squared_and_mul = _gated_op("relu_squared_and_mul")
 
 
 def relu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None, threshold: float = 0.0) -> torch.Tensor:
@@ -95,7 +32,7 @@ def relu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None, threshold:
     type. NaN in a gives 0 * b.
 
     Args:
-        x: ``[..., 2d]``, any layout; float32, float16, bfloat16 or float64.
+        x: ``[..., 2d]``, any layout, in a dtype relu has a gradient for (docs/support.md).
         out: optional ``[..., d]`` destination of x's dtype and device, sharing no memory with x.
         threshold: the gate's threshold; 0.0 is ReLU.
 
@@ -109,7 +46,7 @@ def relu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None, threshold:
             or with repeated elements.
         RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
     """
-    return _gated("relu_and_mul", x, out, float(threshold))
+    return _relu_and_mul(x, out, float(threshold))
 
 
 def relu_squared_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -120,4 +57,4 @@ def relu_squared_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None) ->
     Args, returns and errors as :func:`relu_and_mul`; the gradient is
     ``grad_a = a > 0 ? ((2 * a) * b) * grad : 0``, ``grad_b = grad * gate(a)``.
     """
-    return _gated("relu_squared_and_mul", x, out, 0.0)
+    return _relu_squared_and_mul(x, out)

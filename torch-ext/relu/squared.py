@@ -1,59 +1,19 @@
-"""relu_squared: relu(x)**2 in one pass forward and one backward, and its autograd."""
+"""relu_squared: relu(x)**2 in one pass forward and one backward."""
 
+import functools
 from typing import Optional
 
 import torch
 
-from . import _definitions
-from ._allocation import raise_torch_allocation_error
 from ._checks import check_arguments
+from ._definitions import relu_squared_backward, relu_squared_forward
+from ._op_call import op_call
 from ._ops import ops
-from .functions import _is_dynamo_compiling, _records_gradient
 
-_forward = ops.relu_squared.default
-_forward_out = ops.relu_squared_out.default
-_backward = ops.relu_squared_backward.default
-
-
-class _ReluSquaredFunction(torch.autograd.Function):
-    """Saves x (as many bytes as eager torch's saved relu(x)); the backward kernel reads x and
-    grad once and writes the gradient once. With create_graph, and under torch.compile, the
-    backward is the definition in torch ops: differentiable again, and fused by Inductor."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _definitions.relu_squared_forward(x) if _is_dynamo_compiling() else _forward(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        if torch.is_grad_enabled() or _is_dynamo_compiling():
-            return _definitions.relu_squared_backward(grad, x)
-        try:
-            return _backward(grad, x)
-        except RuntimeError as error:
-            raise_torch_allocation_error(error, x)
-            raise
-
-
-def _raise_out_requires_grad():
-    raise RuntimeError(
-        "relu_squared(): functions with out=... arguments don't support automatic "
-        "differentiation, but one of the arguments requires grad."
-    )
-
-
-def _relu_squared_traced(x: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
-    """While Dynamo traces: the definition in torch ops, checked at trace time."""
-    check_arguments(x, out, "relu_squared")
-    if out is None:
-        if _records_gradient(x):
-            return _ReluSquaredFunction.apply(x)
-        return _definitions.relu_squared_forward(x)
-    if _records_gradient(x, out):
-        _raise_out_requires_grad()
-    return out.copy_(_definitions.relu_squared_forward(x))
+_check = functools.partial(check_arguments, op="relu_squared")
+# Saves x, as many bytes as eager torch's saved relu(x).
+_relu_squared = op_call(ops, "relu_squared", relu_squared_forward, relu_squared_backward, _check,
+                        lambda x: _check(x, None), saves_result=False)
 
 
 def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -63,7 +23,7 @@ def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.T
     +inf -> +inf, overflow -> inf.
 
     Args:
-        x: any shape and layout; float32, float16, bfloat16 or float64.
+        x: any shape and layout, in a dtype relu has a gradient for (docs/support.md).
         out: optional destination with x's shape, dtype and device; ``out=x`` works in
             place. Partial overlap with x raises before anything is written.
 
@@ -77,31 +37,4 @@ def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.T
             repeated elements.
         RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
     """
-    try:
-        if _is_dynamo_compiling():
-            return _relu_squared_traced(x, out)
-        if out is None:
-            return _ReluSquaredFunction.apply(x) if _records_gradient(x) else _forward(x)
-        if _records_gradient(x, out):
-            _raise_out_requires_grad()
-        _forward_out(out, x)
-        torch.autograd.graph.increment_version(out)  # as torch's out= ops
-        return out
-    except AttributeError:
-        if not isinstance(x, torch.Tensor) or not isinstance(out, (torch.Tensor, type(None))):
-            raise TypeError(
-                f"relu_squared: x and out must be torch.Tensor (out may be None); got "
-                f"{type(x).__name__} and {type(out).__name__}"
-            ) from None
-        raise
-    except ValueError:
-        # The binding raises ValueError for every bad argument: the same check in Python
-        # gives a dtype mistake its TypeError.
-        try:
-            check_arguments(x, out, "relu_squared")
-        except (TypeError, ValueError) as typed:
-            raise typed from None
-        raise
-    except RuntimeError as error:
-        raise_torch_allocation_error(error, x)
-        raise
+    return _relu_squared(x, out)
