@@ -35,7 +35,7 @@ class Op(NamedTuple):
 _OPS: dict = {}
 
 
-def _records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> bool:
+def records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> bool:
     # Inside a dual level the op would drop a tangent silently: OpFunction has no jvp and raises.
     requires_grad = x.requires_grad or (other is not None and other.requires_grad)
     return (requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0
@@ -83,7 +83,7 @@ def _raise_out_requires_grad(name: str):
 def _traced(op: Op, x: torch.Tensor, out: Optional[torch.Tensor], extra: tuple) -> torch.Tensor:
     # Checked at trace time, so before anything is written; out partially overlapping x needs
     # no check here: the graph reads all of x before it writes out.
-    records = _records_gradient(x, out)
+    records = records_gradient(x, out)
     if out is not None and records:
         op.check(x, None)
         _raise_out_requires_grad(op.name)
@@ -105,7 +105,7 @@ def op_call(ops, name: str, defined: Callable, defined_backward: Callable, check
         try:
             if _is_dynamo_compiling():
                 return _traced(op, x, out, extra)
-            # _records_gradient written out: every eager call runs this line.
+            # records_gradient written out: every eager call runs this line.
             if out is None:
                 if (x.requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0:
                     return _differentiable(op, x, extra)

@@ -6,8 +6,9 @@ from typing import Optional
 import torch
 
 from . import _dtypes
+from ._allocation import raise_torch_allocation_error
 from ._checks import check_arguments, check_gradient_dtype
-from ._op_call import op_call
+from ._op_call import op_call, records_gradient
 from ._ops import add_op_namespace_prefix, ops
 
 
@@ -21,9 +22,32 @@ def _defined(x: torch.Tensor) -> torch.Tensor:
     return ops.relu.default(x)
 
 
+class _ReluBackwardFunction(torch.autograd.Function):
+    """relu_backward, differentiable again (create_graph: gradient penalties, Hessian-vector
+    products): linear in grad_out with the same mask, and flat in result."""
+
+    @staticmethod
+    def forward(ctx, grad_out, result):
+        ctx.save_for_backward(result)
+        return ops.relu_backward.default(grad_out, result)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return _defined_backward(grad, result), None
+
+
 def _defined_backward(grad: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     # From the result, as relu_backward: autograd of where(x > 0, x, 0) would keep x > 0 as well.
-    return torch.where(result > 0, grad, 0)
+    if torch.compiler.is_dynamo_compiling():
+        return torch.where(result > 0, grad, 0)
+    try:
+        if records_gradient(grad, result):
+            return _ReluBackwardFunction.apply(grad, result)
+        return ops.relu_backward.default(grad, result)
+    except RuntimeError as error:
+        raise_torch_allocation_error(error, result)
+        raise
 
 
 _relu = op_call(ops, "relu", _defined, _defined_backward, check_arguments, check_gradient_dtype, saves_result=True)
