@@ -1,7 +1,10 @@
 """The include rules README.md's "Architecture" draws: relu-common/ is below everything, the
 backends include relu-common/ and their own folder only (never the binding in torch-ext/),
-and product sources cite no results/ path."""
+and product sources cite no results/ path. The Python package's house rules: modules of at
+most 200 lines, at most 0.30 comment lines per code line, and private torch names only those
+docs/architecture.md lists (tests/test_eager_path.py checks they exist in the running torch)."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -40,3 +43,111 @@ def test_product_sources_cite_no_results_path():
     assert product
     for path in product:
         assert "results/" not in path.read_text(), path.relative_to(ROOT)
+
+
+# ---- The Python package (issue 42): small modules, little prose, private torch names allowed only
+# where docs/architecture.md's "Private torch names" lists them with the measurement behind them.
+
+PACKAGE = ROOT / "torch-ext" / "relu"
+MAX_MODULE_LINES = 200
+MAX_COMMENT_RATIO = 0.30
+MAX_PRIVATE_NAMES = 2
+# The docstrings users read: the public functions, the package's, and layers.py's.
+PUBLIC_FUNCTIONS = {"relu", "relu_squared", "relu_and_mul", "relu_squared_and_mul"}
+PUBLIC_MODULES = {"__init__.py", "layers.py"}
+PRIVATE_NAME = re.compile(r"torch\._|\._op\b|_current_level|torch\.ops\.aten\.[a-z_]+\.default\._op")
+
+
+def package_modules() -> list[Path]:
+    modules = sorted(PACKAGE.glob("*.py"))
+    assert modules, PACKAGE
+    return modules
+
+
+def docstring_lines(tree: ast.Module, public_module: bool) -> dict[int, bool]:
+    """{line: whether it belongs to a docstring users read} for every docstring line."""
+    lines: dict[int, bool] = {}
+
+    def visit(node, public: bool) -> None:
+        body = getattr(node, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            lines.update(dict.fromkeys(range(body[0].lineno, body[0].end_lineno + 1), public))
+        for child in body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                top_level_public = node is tree and (child.name in PUBLIC_FUNCTIONS or public_module)
+                visit(child, top_level_public or (public and node is not tree))
+
+    visit(tree, public_module)
+    return lines
+
+
+def comment_and_code_lines(path: Path) -> tuple[int, int]:
+    """Comment lines: lines starting with '#', and docstring lines but those users read (which
+    count as neither); code lines: every other non-blank line."""
+    text = path.read_text()
+    docstrings = docstring_lines(ast.parse(text), path.name in PUBLIC_MODULES)
+    comments = code = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or docstrings.get(number) is True:
+            continue
+        if number in docstrings or stripped.startswith("#"):
+            comments += 1
+        else:
+            code += 1
+    return comments, code
+
+
+def allowed_private_names() -> set[str]:
+    """The backticked names of docs/architecture.md's "Private torch names" subsection."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = re.search(r"^#+ Private torch names\n(.*?)(?=^#|\Z)", text, re.MULTILINE | re.DOTALL)
+    assert section, 'docs/architecture.md has no "Private torch names" subsection'
+    return {name for name in re.findall(r"`([\w.]+)`", section[1]) if PRIVATE_NAME.search(name)}
+
+
+def private_names_used(path: Path) -> set[str]:
+    """Each dotted name around a PRIVATE_NAME match (`forward_ad._current_level`)."""
+    text = path.read_text()
+    used = set()
+    for match in PRIVATE_NAME.finditer(text):
+        start, end = match.start(), match.end()
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
+            start -= 1
+        while end < len(text) and (text[end].isalnum() or text[end] in "._"):
+            end += 1
+        used.add(text[start:end].strip("."))
+    return used
+
+
+@pytest.mark.parametrize("path", package_modules(), ids=lambda p: p.name)
+def test_package_modules_are_short(path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.name}: {lines} lines; split it by concern"
+
+
+def test_package_comment_ratio():
+    counts = [comment_and_code_lines(path) for path in package_modules()]
+    comments, code = sum(c for c, _ in counts), sum(k for _, k in counts)
+    assert comments / code <= MAX_COMMENT_RATIO, (
+        f"torch-ext/relu: {comments} comment lines for {code} code lines; the why in a line, the story in the docs")
+
+
+def test_comment_counting_rule(tmp_path):
+    text = '"""Module prose."""\n# why\nx = 1\n\n\ndef relu(x):\n    """Users read this."""\n    return x\n\n\n' \
+           'def _helper():\n    """Prose."""\n    return 2  # trailing comments stay code\n'
+    path = tmp_path / "sample.py"
+    path.write_text(text)
+    assert comment_and_code_lines(path) == (3, 5)
+
+
+def test_private_torch_names_are_the_documented_ones():
+    allowed = allowed_private_names()
+    assert 0 < len(allowed) <= MAX_PRIVATE_NAMES, allowed
+    used = {(path.name, name) for path in package_modules() for name in private_names_used(path)}
+    unlisted = {(module, name) for module, name in used
+                if not any(full == name or full.endswith("." + name) for full in allowed)}
+    assert not unlisted, f"private torch names not in docs/architecture.md's list: {sorted(unlisted)}"
+    unused = {full for full in allowed if not any(full == name or full.endswith("." + name) for _, name in used)}
+    assert not unused, f"listed in docs/architecture.md but not used: {sorted(unused)}"

@@ -3,11 +3,14 @@ noarch variant's Python kernels too, through torch.library: the package takes no
 shortcut around it); so anything that must see or wrap the op (a dispatch mode, a functorch
 transform, a tensor subclass) gets it. Results are checked bit for bit against the reference."""
 
+import importlib
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from reference import assert_bitwise_equal, poisoned_like, random_input, reference_relu, reference_relu_backward
+from test_architecture import allowed_private_names
 
 
 class OpLog(TorchDispatchMode):
@@ -61,3 +64,18 @@ def test_a_dispatch_mode_sees_the_backward_op(kernel, device):
 def test_vmap_takes_the_op(kernel, device):
     x = random_input((4, 64), torch.float32, device)
     assert_bitwise_equal(torch.vmap(kernel.relu)(x), reference_relu(x))
+
+
+def test_allowed_private_names_exist_in_this_torch():
+    # The suite runs under torch 2.13, the noarch suite under 2.9.1 (scripts/test_noarch.sh).
+    for full in allowed_private_names():
+        parts = full.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            try:
+                found = importlib.import_module(".".join(parts[:split]))
+                break
+            except ImportError:
+                continue
+        for attribute in parts[split:]:
+            assert hasattr(found, attribute), f"{full}: torch {torch.__version__} has no {attribute}"
+            found = getattr(found, attribute)

@@ -1,10 +1,7 @@
-"""The argument checks of relu() in Python: what the binding rejects (torch-ext/
-argument_checks.h), in its words, with the exception type a user expects (TypeError for a
-dtype, as torch raises). The traced path runs them at trace time, before anything is
-written; the eager path runs them only after the binding has refused a call, to give its
-error that type. The noarch variants' ops (_noarch.py) run them as their checks, with
-check_backward_arguments and raise_partial_overlap, which need what only those ops have.
-tests/test_contract.py holds both languages to one text."""
+"""What the binding rejects (torch-ext/argument_checks.h), in its words, with the type a user
+expects (TypeError for a dtype, as torch raises): run at trace time, after the binding has
+refused an eager call, and as the noarch ops' checks. tests/test_contract.py holds both
+languages to one text."""
 
 from typing import Optional
 

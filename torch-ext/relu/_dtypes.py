@@ -1,7 +1,5 @@
-"""The dtypes relu takes, read once at import from the binding's one table
-(relu-common/relu_dtypes.h, through the op dtype_table): the package writes no list of its
-own, so adding a dtype there reaches Python with no edit here. Frozensets for the call path,
-tuples in the table's order for messages."""
+"""The dtypes relu takes, read at import from the binding's one table (relu-common/relu_dtypes.h,
+through the op dtype_table): the package writes no list of its own."""
 
 import torch
 
@@ -24,11 +22,7 @@ GRADIENT_ORDERED = tuple(dtype for dtype, has_gradient in _TABLE if has_gradient
 SUPPORTED = frozenset(SUPPORTED_ORDERED)
 GRADIENT = frozenset(GRADIENT_ORDERED)
 
-# How the traced path computes relu in aten ops, by what aten can do (not what the kernels
-# can): unsigned dtypes are never negative, so relu is a copy (and aten has no uint16/32/64
-# comparison on the CPU); where(x > 0, x, 0) for the dtypes with a gradient and the signed
-# integers. The rest, float8, stay the op: aten has no float8 comparison on the CPU, and
-# Inductor cannot promote float8 in where.
+# How relu is traced (functions.py): a copy, where(x > 0, x, 0), or (float8) the op.
 UNSIGNED = frozenset(d for d in SUPPORTED if not d.is_floating_point and not d.is_signed)
 WHERE = frozenset(d for d in SUPPORTED if d in GRADIENT or (not d.is_floating_point and d.is_signed))
 

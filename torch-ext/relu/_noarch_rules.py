@@ -1,11 +1,6 @@
 """relu in torch ops for the noarch variants: one exact op per device and dtype, the table of
-docs/noarch.md ("What runs"), which says why each:
-                CPU                                CUDA         XPU, any other device
-  floats        threshold(x, 0, 0), NaN to +0      fmax(x, 0)   where(x > 0, x, 0)
-  signed ints   clamp_min(x, 0); unsigned: a copy (relu is the identity)
-  float8        on int8 bit patterns, keep b where 0 < b <= the largest positive non-NaN
-                pattern; on CUDA from TRITON_MIN_BYTES one Triton pass over dense data
-                (_triton.py), other layouts through a dense copy"""
+docs/noarch.md ("What runs"), which says why each. float8 runs on its int8 bit patterns, on
+CUDA from TRITON_MIN_BYTES as one Triton pass (_triton.py)."""
 
 import torch
 
