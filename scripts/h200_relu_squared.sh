@@ -50,8 +50,8 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 RELU_CUDA_ARCHS=${RELU_CUDA_ARCHS-9.0
 "$PYTHON" -m pip install -q --no-index --no-deps --target .site .whl/*.whl || exit 1
 export PYTHONPATH=$PWD/.site${PYTHONPATH:+:$PYTHONPATH}
 revision=${RELU_GIT_REVISION:-$(git describe --always --dirty 2>/dev/null || echo unknown)}
-name=relu-squared-$revision${quick:+-quick}${standin:+-standin}
-dir=results/$([ "$device" = cuda ] && echo h200 || echo cpu)/$name
+name=relu-squared${quick:+-quick}${standin:+-standin}
+dir=results/$revision/$([ "$device" = cuda ] && echo h200 || echo cpu)/$name
 mkdir -p "$dir"
 OUT=${OUT:-$dir/out}
 mkdir -p "$OUT"
@@ -102,7 +102,7 @@ if [ ${#standin[@]} -eq 0 ]; then
   "$PYTHON" scripts/build_variant.py --backend cpu > "$dir/build_cpu.log" 2>&1 &
   cpu_build=$!
   if [ "$device" = cuda ]; then
-    stage build 200 "$PYTHON" scripts/build_variant.py --backend cuda --cuda-archs $RELU_CUDA_ARCHS
+    stage build 260 "$PYTHON" scripts/build_variant.py --backend cuda --cuda-archs $RELU_CUDA_ARCHS
     built=$?
   fi
   wait $cpu_build
@@ -113,7 +113,8 @@ if [ ${#standin[@]} -eq 0 ]; then
     exit 1
   fi
   kernel=(--kernel "$variant")
-  RELU_TEST_TARGETS=$device stage tests 90 "$PYTHON" -m pytest tests -q -rs -p no:cacheprovider -k "relu_squared or squared"
+  RELU_TEST_TARGETS=$device stage tests ${RELU_TESTS_BOX_S:-120} "$PYTHON" -m pytest -q -rs -p no:cacheprovider \
+    tests/test_relu_squared.py tests/test_gated.py tests/test_kernelize.py -k "not test_kernelized_function and not test_deprecated"
 fi
 if [ ${#quick[@]} -gt 0 ]; then
   sweep=(--quick) blocks=(--quick --repeats 3 --calls 3) client_args=(--quick)
