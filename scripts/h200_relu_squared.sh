@@ -95,6 +95,9 @@ stage() {  # <name> <seconds> <command...>: run it time-boxed, output in <dir>/r
   timeout "$box" "$@" >> "$dir/run.log" 2>&1
   rc=$?
   status+=("$name: exit $rc in $((SECONDS - begin)) s$([ $rc -eq 124 ] && echo " (time box)")")
+  # What is done so far, under $OUT after every stage: a call cut short still returns it.
+  printf '%s\n' "${status[@]}" > "$dir/stages.txt"
+  tar -czf "$OUT/$name-partial.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name" 2>/dev/null
   return $rc
 }
 kernel=()
@@ -147,6 +150,6 @@ for r in d["records"]:
   done
 } > "$dir/summary.md" 2>&1
 cp "$dir/summary.md" "$OUT/summary.md"
-tar -czf "$OUT/$name.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name"
+tar -czf "$OUT/$name.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name" && rm -f "$OUT/$name-partial.tar.gz"
 echo "packed: $OUT/$name.tar.gz; unpack with tar -xzf into $(dirname "$dir")/"
 cat "$dir/summary.md"
