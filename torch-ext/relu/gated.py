@@ -23,22 +23,20 @@ _OPS = {
 
 
 class _GatedFunction(torch.autograd.Function):
-    """Saves x, as eager torch keeps both halves; the backward reads grad and x and writes
-    grad_x. With create_graph, and under torch.compile, the backward is the definition in torch
-    ops: differentiable again, and fused by Inductor."""
+    """Eager: the ops. Saves x, as eager torch keeps both halves; the backward reads grad and x
+    and writes grad_x. With create_graph the backward is the definition in torch ops,
+    differentiable again."""
 
     @staticmethod
     def forward(ctx, x, gate, threshold):
         ctx.save_for_backward(x)
         ctx.gate, ctx.threshold = gate, threshold
-        if _is_dynamo_compiling():
-            return _definitions.gated_forward(x, gate, threshold)
         return _OPS[gate][0](x, threshold)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        if torch.is_grad_enabled() or _is_dynamo_compiling():
+        if torch.is_grad_enabled():
             return _definitions.gated_backward(grad, x, ctx.gate, ctx.threshold), None, None
         try:
             return _OPS[ctx.gate][2](grad, x, ctx.threshold), None, None
@@ -47,12 +45,27 @@ class _GatedFunction(torch.autograd.Function):
             raise
 
 
+class _GatedDecomposedFunction(torch.autograd.Function):
+    """Traced: the definition in torch ops both ways, which Inductor fuses; saves x."""
+
+    @staticmethod
+    def forward(ctx, x, gate, threshold):
+        ctx.save_for_backward(x)
+        ctx.gate, ctx.threshold = gate, threshold
+        return _definitions.gated_forward(x, gate, threshold)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _definitions.gated_backward(grad, x, ctx.gate, ctx.threshold), None, None
+
+
 def _gated(gate: str, x: torch.Tensor, out: Optional[torch.Tensor], threshold: float) -> torch.Tensor:
     try:
         if _is_dynamo_compiling():
             check_gated_arguments(x, out, gate)
             if out is None and _records_gradient(x):
-                return _GatedFunction.apply(x, gate, threshold)
+                return _GatedDecomposedFunction.apply(x, gate, threshold)
             if out is None:
                 return _definitions.gated_forward(x, gate, threshold)
         elif out is None:

@@ -16,25 +16,39 @@ _backward = ops.relu_squared_backward.default
 
 
 class _ReluSquaredFunction(torch.autograd.Function):
-    """Saves x (as many bytes as eager torch's saved relu(x)); the backward kernel reads x and
-    grad once and writes the gradient once. With create_graph, and under torch.compile, the
-    backward is the definition in torch ops: differentiable again, and fused by Inductor."""
+    """Eager: the ops. Saves x (as many bytes as eager torch's saved relu(x)); the backward
+    kernel reads x and grad once and writes the gradient once. With create_graph the backward
+    is the definition in torch ops, differentiable again."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _definitions.relu_squared_forward(x) if _is_dynamo_compiling() else _forward(x)
+        return _forward(x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        if torch.is_grad_enabled() or _is_dynamo_compiling():
+        if torch.is_grad_enabled():
             return _definitions.relu_squared_backward(grad, x)
         try:
             return _backward(grad, x)
         except RuntimeError as error:
             raise_torch_allocation_error(error, x)
             raise
+
+
+class _ReluSquaredDecomposedFunction(torch.autograd.Function):
+    """Traced: the definition in torch ops both ways, which Inductor fuses; saves x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _definitions.relu_squared_forward(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _definitions.relu_squared_backward(grad, x)
 
 
 def _raise_out_requires_grad():
@@ -49,7 +63,7 @@ def _relu_squared_traced(x: torch.Tensor, out: Optional[torch.Tensor]) -> torch.
     check_arguments(x, out, "relu_squared")
     if out is None:
         if _records_gradient(x):
-            return _ReluSquaredFunction.apply(x)
+            return _ReluSquaredDecomposedFunction.apply(x)
         return _definitions.relu_squared_forward(x)
     if _records_gradient(x, out):
         _raise_out_requires_grad()
