@@ -45,28 +45,11 @@ class _GatedFunction(torch.autograd.Function):
             raise
 
 
-class _GatedDecomposedFunction(torch.autograd.Function):
-    """Traced: the definition in torch ops both ways, which Inductor fuses; saves x."""
-
-    @staticmethod
-    def forward(ctx, x, gate, threshold):
-        ctx.save_for_backward(x)
-        ctx.gate, ctx.threshold = gate, threshold
-        return _definitions.gated_forward(x, gate, threshold)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return _definitions.gated_backward(grad, x, ctx.gate, ctx.threshold), None, None
-
-
 def _gated(gate: str, x: torch.Tensor, out: Optional[torch.Tensor], threshold: float) -> torch.Tensor:
     try:
         if _is_dynamo_compiling():
             check_gated_arguments(x, out, gate)
-            if out is None and _records_gradient(x):
-                return _GatedDecomposedFunction.apply(x, gate, threshold)
-            if out is None:
+            if out is None:  # differentiable as written: autograd's gradient is the definition's
                 return _definitions.gated_forward(x, gate, threshold)
         elif out is None:
             if _records_gradient(x):

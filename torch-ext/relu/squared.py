@@ -37,20 +37,6 @@ class _ReluSquaredFunction(torch.autograd.Function):
             raise
 
 
-class _ReluSquaredDecomposedFunction(torch.autograd.Function):
-    """Traced: the definition in torch ops both ways, which Inductor fuses; saves x."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _definitions.relu_squared_forward(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return _definitions.relu_squared_backward(grad, x)
-
-
 def _raise_out_requires_grad():
     raise RuntimeError(
         "relu_squared(): functions with out=... arguments don't support automatic "
@@ -61,9 +47,7 @@ def _raise_out_requires_grad():
 def _relu_squared_traced(x: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
     """While Dynamo traces: the definition in torch ops, checked at trace time."""
     check_arguments(x, out, "relu_squared")
-    if out is None:
-        if _records_gradient(x):
-            return _ReluSquaredDecomposedFunction.apply(x)
+    if out is None:  # differentiable as written: autograd's gradient is the definition's
         return _definitions.relu_squared_forward(x)
     if _records_gradient(x, out):
         _raise_out_requires_grad()
