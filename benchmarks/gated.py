@@ -1,9 +1,9 @@
 """relu_and_mul and relu_squared_and_mul against their peers, like with like, in one run on the
 device it runs on.
 
-    python benchmarks/gated.py --device cuda --out DIR             # the H200: about 5 minutes
+    python benchmarks/gated.py --device cuda --out DIR             # the H200: 5-6 minutes (estimate)
     python benchmarks/gated.py --device cuda --quick --out DIR     # smoke run
-    python benchmarks/gated.py --device cpu --out DIR              # 2-core CPU: about 15 minutes
+    python benchmarks/gated.py --device cpu --out DIR              # 2-core CPU: 4 minutes and the waits
     python benchmarks/gated.py --device cpu --quick --quiet-share 1 --out /tmp/gated
 
 x [rows, 2d] -> [rows, d], a = x[..., :d], b = x[..., d:]: x of ROWS x --cols (2d = 8192; one
