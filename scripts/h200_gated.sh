@@ -129,7 +129,8 @@ if [ ${#standin[@]} -eq 0 ]; then
   kernel=(--kernel "$variant")
   # A carried variant is tested as it is: the tests load what build/ holds, building nothing.
   [ -n "$carried" ] && export RELU_TEST_PREBUILT=$PWD
-  RELU_TEST_TARGETS=$device stage tests 90 "$PYTHON" -m pytest tests/test_gated.py -q -rs -p no:cacheprovider
+  RELU_TEST_TARGETS=$device stage tests 90 "$PYTHON" -m pytest tests/test_gated.py tests/test_relu_squared.py \
+    tests/test_kernelize.py -q -rs -p no:cacheprovider -k "not test_kernelized_function and not test_deprecated"
 else
   wait
 fi
