@@ -3,8 +3,8 @@ one results folder's relu-squared/relu_squared.json and gated/gated.json (benchm
 relu_squared.py, benchmarks/gated.py): for each named comparison, the peer's time over ours
 (above 1.00x ours is faster), min-max over the dtypes, sizes and modes (cold, hot) it covers.
 
-    python benchmarks/family_summary.py results/612a549/h200
-    python benchmarks/family_summary.py results/612a549/cpu-intel-xeon-avx512
+    python benchmarks/family_summary.py results/7daee98/h200
+    python benchmarks/family_summary.py results/7daee98/cpu-intel-xeon-avx512
 """
 
 from __future__ import annotations
