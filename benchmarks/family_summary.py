@@ -5,8 +5,8 @@ relu_squared.py, benchmarks/gated.py): for each named comparison, the peer's tim
 then the transformers client's (relu-squared/relu2_client.json, benchmarks/relu2_client.py)
 plain time over swapped time per mode and workload, and whether its eager logits were equal.
 
-    python benchmarks/family_summary.py results/612a549/h200
-    python benchmarks/family_summary.py results/612a549/cpu-intel-xeon-avx512
+    python benchmarks/family_summary.py results/7daee98/h200
+    python benchmarks/family_summary.py results/7daee98/cpu-intel-xeon-avx512
 """
 
 from __future__ import annotations
