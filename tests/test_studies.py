@@ -250,6 +250,8 @@ def test_cuda_study_compiles(source, tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not found")
+    if tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 11):
+        pytest.skip("the CUDA sources use torch >= 2.11's header-only headers, as the build does")
     # torch's include dir: the product headers a study includes reach its header-only dtype enum
     torch_include = str(Path(torch.__file__).parent / "include")
     done = subprocess.run([nvcc, "-std=c++20", "-arch=sm_90", "-c", str(source), "-o", str(tmp_path / "study.o"),
