@@ -5,11 +5,10 @@ from typing import Optional
 
 import torch
 
-from . import _definitions
+from . import _definitions, _family
 from ._allocation import raise_torch_allocation_error
 from ._checks import check_gated_arguments
 from ._ops import ops
-from .functions import _is_dynamo_compiling, _records_gradient
 
 # name -> (forward, forward into out, backward) as op(..., threshold): the squared ops take none.
 _OPS = {
@@ -46,41 +45,11 @@ class _GatedFunction(torch.autograd.Function):
 
 
 def _gated(gate: str, x: torch.Tensor, out: Optional[torch.Tensor], threshold: float) -> torch.Tensor:
-    try:
-        if _is_dynamo_compiling():
-            check_gated_arguments(x, out, gate)
-            if out is None:  # differentiable as written: autograd's gradient is the definition's
-                return _definitions.gated_forward(x, gate, threshold)
-        elif out is None:
-            if _records_gradient(x):
-                return _GatedFunction.apply(x, gate, threshold)
-            return _OPS[gate][0](x, threshold)
-        if _records_gradient(x, out):
-            raise RuntimeError(
-                f"{gate}(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad."
-            )
-        if _is_dynamo_compiling():
-            return out.copy_(_definitions.gated_forward(x, gate, threshold))
-        _OPS[gate][1](out, x, threshold)
-        torch.autograd.graph.increment_version(out)  # as torch's out= ops
-        return out
-    except AttributeError:
-        if not isinstance(x, torch.Tensor) or not isinstance(out, (torch.Tensor, type(None))):
-            raise TypeError(
-                f"{gate}: x and out must be torch.Tensor (out may be None); got "
-                f"{type(x).__name__} and {type(out).__name__}"
-            ) from None
-        raise
-    except ValueError:
-        try:  # the binding's ValueError, typed: a dtype mistake is a TypeError
-            check_gated_arguments(x, out, gate)
-        except (TypeError, ValueError) as typed:
-            raise typed from None
-        raise
-    except RuntimeError as error:
-        raise_torch_allocation_error(error, x)
-        raise
+    forward, forward_out, _ = _OPS[gate]
+    return _family.call(
+        gate, x, out, lambda t, o: check_gated_arguments(t, o, gate), lambda t: forward(t, threshold),
+        lambda o, t: forward_out(o, t, threshold), lambda t: _definitions.gated_forward(t, gate, threshold),
+        lambda t: _GatedFunction.apply(t, gate, threshold))
 
 
 def relu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None, threshold: float = 0.0) -> torch.Tensor:

@@ -4,15 +4,18 @@ from typing import Optional
 
 import torch
 
-from . import _definitions
+from . import _definitions, _family
 from ._allocation import raise_torch_allocation_error
 from ._checks import check_arguments
 from ._ops import ops
-from .functions import _is_dynamo_compiling, _records_gradient
 
 _forward = ops.relu_squared.default
 _forward_out = ops.relu_squared_out.default
 _backward = ops.relu_squared_backward.default
+
+
+def _check(x, out):
+    check_arguments(x, out, "relu_squared")
 
 
 class _ReluSquaredFunction(torch.autograd.Function):
@@ -37,23 +40,6 @@ class _ReluSquaredFunction(torch.autograd.Function):
             raise
 
 
-def _raise_out_requires_grad():
-    raise RuntimeError(
-        "relu_squared(): functions with out=... arguments don't support automatic "
-        "differentiation, but one of the arguments requires grad."
-    )
-
-
-def _relu_squared_traced(x: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
-    """While Dynamo traces: the definition in torch ops, checked at trace time."""
-    check_arguments(x, out, "relu_squared")
-    if out is None:  # differentiable as written: autograd's gradient is the definition's
-        return _definitions.relu_squared_forward(x)
-    if _records_gradient(x, out):
-        _raise_out_requires_grad()
-    return out.copy_(_definitions.relu_squared_forward(x))
-
-
 def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Squared ReLU: ``out = x > 0 ? x * x : 0`` elementwise, as ``F.relu(x).square()``.
 
@@ -75,31 +61,5 @@ def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.T
             repeated elements.
         RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
     """
-    try:
-        if _is_dynamo_compiling():
-            return _relu_squared_traced(x, out)
-        if out is None:
-            return _ReluSquaredFunction.apply(x) if _records_gradient(x) else _forward(x)
-        if _records_gradient(x, out):
-            _raise_out_requires_grad()
-        _forward_out(out, x)
-        torch.autograd.graph.increment_version(out)  # as torch's out= ops
-        return out
-    except AttributeError:
-        if not isinstance(x, torch.Tensor) or not isinstance(out, (torch.Tensor, type(None))):
-            raise TypeError(
-                f"relu_squared: x and out must be torch.Tensor (out may be None); got "
-                f"{type(x).__name__} and {type(out).__name__}"
-            ) from None
-        raise
-    except ValueError:
-        # The binding raises ValueError for every bad argument: the same check in Python
-        # gives a dtype mistake its TypeError.
-        try:
-            check_arguments(x, out, "relu_squared")
-        except (TypeError, ValueError) as typed:
-            raise typed from None
-        raise
-    except RuntimeError as error:
-        raise_torch_allocation_error(error, x)
-        raise
+    return _family.call("relu_squared", x, out, _check, _forward, _forward_out,
+                        _definitions.relu_squared_forward, _ReluSquaredFunction.apply)
