@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 python3 scripts/check_cuda_compile.py --help >/dev/null 2>&1 || true  # fetches .torch-cuda-headers if absent
 include=$PWD/.torch-cuda-headers/torch/include
 work=$(mktemp -d)
-trap 'git worktree remove --force "$work/a" "$work/b" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; git worktree prune' EXIT
 python3 -c "import sys; sys.path.insert(0, 'scripts'); from build_variant import REGISTRATION_H; print(REGISTRATION_H)" > "$work/registration.h"
 for side in a b; do
   commit=$([ $side = a ] && echo "$1" || echo "$2")
