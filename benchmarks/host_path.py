@@ -40,8 +40,8 @@ ON_PATH = {"op": CALLS, "dual": CALLS, "version": ("relu(x, out=o)",), "apply": 
 
 
 def eager_path(ops, private: str = ""):
-    """relu(x, out=None) as the package's eager path runs it (_op_call.py: a public function
-    over one shared call, its autograd.Function), all public but `private`."""
+    """relu(x, out=None) as the package's eager path runs it (_op_call.py: the public function is
+    the shared call itself; its autograd.Function), all public but `private`."""
     forward, forward_out, backward = ops.relu.default, ops.relu_out.default, ops.relu_backward.default
     if private == "op":
         forward, forward_out, backward = forward._op, forward_out._op, backward._op
@@ -120,12 +120,7 @@ def eager_path(ops, private: str = ""):
         except ValueError:
             raise
 
-    call = call_level if private == "dual" else call_public
-
-    def relu(x, out=None):
-        return call(x, out)
-
-    return relu
+    return call_level if private == "dual" else call_public
 
 
 def calls_of(relu, x, o, leaf, grad) -> dict:

@@ -18,7 +18,7 @@ x requires grad, y = layer(x), y.backward(g) with a fixed g, x.grad set to None 
 layers.ReLUSquared ["ReLUSquared"], an nn.Module doing F.relu(x).square() ["eager"], Liger's
 LigerReLUSquared ["liger"].
 
-Timing (benchmarks/timing.py), peers interleaved (A B C C B A ...), medians of --repeats:
+Timing (benchmarks/timing.py, harness.py), peers interleaved (A B C C B A ...), medians of --repeats:
   CUDA forward   GPU time per call from CUDA-graph replay (GraphSampler); at the smallest size
                  also host time per call, hot ("host": dispatch included)
   CUDA fwd+bwd   GPU time of calls queued behind a GPU sleep (QueuedSampler: autograd)
@@ -40,13 +40,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
-import time
-import traceback
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -54,11 +49,10 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from harness import Peer, Point, check_peers, matches, run_points, tables, time_peers  # noqa: E402
 from relu_squared_standin import load_kernel  # noqa: E402
 from timing import (  # noqa: E402
-    ROOT, GiB, KiB, MiB, Buffers, GraphSampler, HostSampler, MachineLoad, QueuedSampler, Rotation, cold_sets,
-    fmt_size, interleaved, last_level_cache_bytes, measure_when_quiet, parse_size, random_fill, run_meta,
-    synchronize, write_results,
+    ROOT, GiB, KiB, MiB, Buffers, cold_sets, last_level_cache_bytes, parse_size, random_fill, run_meta, synchronize,
 )
 
 DTYPES = {name: getattr(torch, name) for name in ("float32", "float16", "bfloat16")}
@@ -83,21 +77,6 @@ def reference(x: torch.Tensor) -> torch.Tensor:
     bfloat16 values is exact, so this equals the definition's float32-then-round."""
     xd = x.double()
     return torch.where(xd > 0, xd * xd, torch.zeros((), dtype=torch.float64, device=x.device)).to(x.dtype)
-
-
-def matches(got: torch.Tensor, expected: torch.Tensor) -> bool:
-    """True if bit-equal; False if within bfloat16's tolerance; raises otherwise."""
-    if torch.equal(got, expected):
-        return True
-    torch.testing.assert_close(got, expected, rtol=1.6e-2, atol=1e-5)
-    return False
-
-
-@dataclass
-class Peer:
-    name: str
-    form: str  # "allocating" / "out" / "layer"
-    call: Callable[[dict], object]
 
 
 class TorchReLUSquared(nn.Module):
@@ -198,22 +177,6 @@ def check_layer(peer: Peer, b: dict) -> dict:
 
 # ----------------------------------------------------------------------------- one point
 
-@dataclass
-class Point:
-    op: str  # "forward" / "forward+backward"
-    dtype_name: str
-    nbytes: int
-    shape: tuple
-
-
-def graph_calls(nbytes: int, sets: int, args) -> int:
-    # Enough calls for --min-graph-ms at an H200's bandwidth (two passes, 2 us floor), every
-    # set once per lap.
-    estimate = 2e-6 + PASSES["forward"] * nbytes / 4e12
-    calls = max(args.min_graph_calls, min(2000, math.ceil(args.min_graph_ms * 1e-3 / estimate)))
-    return sets * math.ceil(calls / sets)
-
-
 def run_point(point: Point, kernel, liger, cache_bytes: int, args) -> list[dict]:
     device, dtype = args.device, DTYPES[point.dtype_name]
     numel = math.prod(point.shape)
@@ -232,58 +195,14 @@ def run_point(point: Point, kernel, liger, cache_bytes: int, args) -> list[dict]
     peers = forward_peers(kernel, liger, not args.no_compile) if forward else layer_peers(kernel, liger)
 
     base = dict(op=point.op, dtype=point.dtype_name, bytes=nbytes, numel=numel, shape=list(point.shape))
-    records, good, checks = [], [], {}
-    for peer in peers:
-        try:
-            checks[peer.name] = ({"exact": check_forward(peer, dict(buffers.sets[0]))} if forward
-                                 else check_layer(peer, buffers.sets[0]))
-            good.append(peer)
-        except Exception as exc:  # noqa: BLE001  (recorded, not timed; the run goes on)
-            records.append(dict(base, peer=peer.name, form=peer.form, mode="check",
-                                error=f"{type(exc).__name__}: {exc}"))
+    check = ((lambda peer: {"exact": check_forward(peer, dict(buffers.sets[0]))}) if forward
+             else (lambda peer: check_layer(peer, buffers.sets[0])))
+    good, checks, records = check_peers(peers, check, base)
     synchronize(device)
-
-    def emit(mode: str, samplers: dict, sets: int):
-        for name, values in interleaved(samplers, args.repeats).items():
-            us = statistics.median(values) * 1e6
-            form = next(p.form for p in good if p.name == name)
-            per_set = nbytes * len(roles) if form == "out" else input_bytes
-            records.append(dict(base, peer=name, form=form, mode=mode, us=us,
-                                gbps=PASSES[point.op] * nbytes / us * 1e-3,
-                                samples_us=[round(v * 1e6, 4) for v in values], calls_per_sample=samplers[name].calls,
-                                footprint_bytes=sets * per_set, **checks[name]))
-
-    for mode, count in rotations.items():
-        sets = buffers.sets[:count]
-        rotation = Rotation(sets) if count > 1 else None  # shared by the mode's peers
-        samplers = {}
-        for peer in good:
-            try:
-                if device == "cpu":
-                    s = HostSampler(peer.call, rotation or sets, device)
-                    s.calibrate(args.min_sample_ms * 1e-3)
-                elif forward:
-                    s = GraphSampler(peer.call, sets, graph_calls(nbytes, count, args))
-                else:
-                    take = rotation.take if rotation else (lambda: sets[0])
-                    s = QueuedSampler(lambda call=peer.call, take=take: call(take()), args.train_calls)
-                    for _ in range(2):  # warm-up: autograd's first calls, the allocator
-                        s.fn()
-                samplers[peer.name] = s
-            except Exception as exc:  # noqa: BLE001
-                records.append(dict(base, peer=peer.name, form=peer.form, mode=mode,
-                                    error=f"{type(exc).__name__}: {exc}"))
-                synchronize(device)
-        emit(mode, samplers, count)
-        del samplers
-    if device == "cuda" and forward and point.nbytes == min(args.forward_sizes):
-        # Launch-bound: what a Python caller pays per call, dispatch included.
-        samplers = {}
-        for peer in good:
-            s = HostSampler(peer.call, buffers.sets[:1], device)
-            s.calibrate(args.min_sample_ms * 1e-3)
-            samplers[peer.name] = s
-        emit("host", samplers, 1)
+    records += time_peers(good, checks, buffers.sets, rotations, base, args, autograd=not forward,
+                          traffic_bytes=PASSES[point.op] * nbytes,
+                          set_bytes=lambda form: nbytes * len(roles) if form == "out" else input_bytes,
+                          host=forward and point.nbytes == min(args.forward_sizes))
     del buffers
     if device == "cuda" and nbytes >= 256 * MiB:
         torch.cuda.empty_cache()
@@ -303,40 +222,11 @@ FORMS = [("forward", "allocating", ("eager", "compile", "liger")), ("forward", "
 
 def markdown(meta: dict, records: list[dict]) -> str:
     """One table per op and form: ours in us, then each peer in us and peer / ours."""
-    table = {}
-    for r in records:
-        if "us" in r:
-            table.setdefault((r["op"], r["form"], r["dtype"], r["bytes"], r["mode"]), {})[r["peer"]] = r
     lines = [f"# relu_squared on {meta['machine']}", "",
              f"torch {meta['torch']}, triton {meta['triton']}, {meta['liger']}; revision {meta['git']}; "
              f"kernel: {meta['kernel_source']}; {meta['timing']}", "",
              "Times in us (median); ratios are peer / ours (above 1.00x: ours is faster)."]
-    for op, form, peers in FORMS:
-        keys = sorted(k for k in table if k[0] == op and k[1] == form)
-        present = [p for p in peers if any(p in table[k] for k in keys)]
-        if not keys:
-            continue
-        ours = OURS[form]
-        lines += ["", f"## {op}, {form}: {LABEL[ours]} against " + ", ".join(LABEL[p] for p in present), "",
-                  "| dtype | size | mode | ours us | " + " | ".join(f"{LABEL[p]} us | ratio" for p in present) + " |",
-                  "|---|---|---|---|" + "---|---|" * len(present)]
-        for key in sorted(keys, key=lambda k: (list(DTYPES).index(k[2]), k[3], k[4])):
-            row = table[key]
-            mine = row.get(ours)
-            cells = [key[2], fmt_size(key[3]), key[4], f"{mine['us']:.2f}" if mine else "-"]
-            for p in present:
-                other = row.get(p)
-                cells += [f"{other['us']:.2f}" if other else "-",
-                          f"{other['us'] / mine['us']:.2f}x" if other and mine else "-"]
-            lines.append("| " + " | ".join(cells) + " |")
-    errors = [r for r in records if "error" in r]
-    if errors:
-        lines += ["", "## Errors", ""] + [f"- {r['op']} {r['dtype']} {fmt_size(r.get('bytes', 0))} {r.get('peer', '')} "
-                                          f"{r.get('mode', '')}: {r['error']}" for r in errors]
-    inexact = sorted({r["peer"] for r in records if r.get("exact") is False or r.get("grad_exact") is False})
-    if inexact:
-        lines += ["", "Not bit-equal to the reference (within bfloat16's tolerance): " + ", ".join(inexact)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + tables(records, FORMS, LABEL, OURS, list(DTYPES))) + "\n"
 
 
 # ----------------------------------------------------------------------------- driver
@@ -408,31 +298,8 @@ def main() -> None:
             points += [Point("forward", name, n, shape_for(n // itemsize, args.cols)) for n in args.forward_sizes]
         if "training" in args.parts and name in args.train_dtypes:
             points += [Point("forward+backward", name, n, shape_for(n // itemsize, args.cols)) for n in train_sizes]
-    out_json, out_md = args.out / "relu_squared.json", args.out / "relu_squared.md"
-    load = MachineLoad(args.quiet_share) if device == "cpu" and args.quiet_share < 1 else None
-    records: list[dict] = []
-    started = time.time()
-    for i, point in enumerate(points):
-        if args.time_limit_s and time.time() - started > args.time_limit_s:
-            meta["stopped_early"] = f"--time-limit-s {args.time_limit_s}: {i} of {len(points)} points"
-            break
-        print(f"[{i + 1}/{len(points)}] {point.op} {point.dtype_name} {fmt_size(point.nbytes)} "
-              f"at {time.time() - started:.0f} s", file=sys.stderr, flush=True)
-        try:
-            records += measure_when_quiet(lambda: run_point(point, kernel, liger, cache_bytes, args), load,
-                                          retries=2, wait_s=20.0)
-        except Exception as exc:  # noqa: BLE001  (one bad point, e.g. out of memory, must not end the run)
-            records.append(dict(op=point.op, dtype=point.dtype_name, bytes=point.nbytes,
-                                error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3)))
-            if device == "cuda":
-                torch.cuda.empty_cache()
-        write_results(out_json, meta, records)
-        out_md.write_text(markdown(meta, records))  # a run cut short keeps its tables too
-    meta["seconds"] = round(time.time() - started, 1)
-    write_results(out_json, meta, records)
-    out_md.write_text(markdown(meta, records))
-    print(out_md.read_text())
-    print(f"-> {out_json}, {out_md}", file=sys.stderr)
+    run_points(points, lambda point: run_point(point, kernel, liger, cache_bytes, args), meta,
+               args.out / "relu_squared.json", args.out / "relu_squared.md", markdown, args)
 
 
 if __name__ == "__main__":

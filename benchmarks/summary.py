@@ -1,6 +1,6 @@
 """The headline ratios of a docs run (scripts/h200_docs.sh, scripts/bench.sh) in one screen of
 markdown: each area's like-for-like ratios as ranges over its points, the worst point named.
-Ratios are peer time / ours (> 1: ours is faster) unless a line says otherwise.
+Ratios are peer time / ours (> 1: ours is faster) throughout; lines in us say so.
 
     python benchmarks/summary.py results/<build>/h200               # one screen
     python benchmarks/summary.py --detail results/<build>/cpu-<machine>   # the ranges the docs quote
@@ -200,16 +200,16 @@ def main() -> None:
             up = [(r["speedup vs upcast out="], r["dtype"] + " " + fmt_size(r["bytes"])) for r in rows if "speedup vs upcast out=" in r]
             out.append(f"- upcast path (out=) / relu(x, out=o): {span(up)}")
     for path in (root / "compile").glob("compile_blocks_*.json"):
-        out += ["", "## torch.compile blocks (relu compiled / torch.relu compiled; below 1: ours is faster)"]
-        out += [f"- {r['block']} {r['dtype']} {r['pass']}: {r['relu_compiled_over_torch_relu_compiled']:.3f}"
+        out += ["", "## torch.compile blocks (torch.relu compiled / relu compiled)"]
+        out += [f"- {r['block']} {r['dtype']} {r['pass']}: {1 / r['relu_compiled_over_torch_relu_compiled']:.3f}x"
                 for r in load(path)["records"]]
         ratios = [(1 / r["relu_compiled_over_torch_relu_compiled"], f"{r['block']} {r['pass']}") for r in load(path)["records"]]
         detail += ["", "## torch.compile blocks as peer / ours",
                    f"- torch.relu compiled / relu compiled: {span(ratios)}"]
     training = load_first(root / "training" / "training_step.json", root / "training_step.json")
     if training is not None:
-        out += ["", "## Eager training (kernel / plain time; above 1: the kernel is slower)"]
-        out += [f"- {r['workload']} {r['dtype']}: {r['kernel_over_plain']:.3f}" for r in training["records"]]
+        out += ["", "## Eager training (plain time / kernelized time)"]
+        out += [f"- {r['workload']} {r['dtype']}: {1 / r['kernel_over_plain']:.3f}x" for r in training["records"]]
     for label, path in (("Host time per call, compiled variant", root / "host"),
                         ("Fallback (noarch), GPU and host time", root / "fallback"),
                         ("Host time per call (compare.py)", root)):

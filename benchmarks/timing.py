@@ -97,13 +97,14 @@ def within_cache_sets(bytes_per_set: int, cache_bytes: int, cap: int) -> int:
 
 
 class Buffers:
-    """`count` sets of same-shaped tensors, one pool per role (set i of role r is
-    pools[r][i]), so calls can rotate over separate memory; set 0 is the hot set."""
+    """`count` sets of tensors, one pool per role (set i of role r is pools[r][i]), so calls
+    can rotate over separate memory; set 0 is the hot set. `shape`: every role's, or a dict
+    of each role's (a gated op's x [n, 2d] and its grad [n, d])."""
 
     def __init__(self, roles: list[str], count: int, shape, dtype, device):
-        numel = math.prod(shape)
-        self.pools = {r: torch.empty((count, numel), dtype=dtype, device=device) for r in roles}
-        self.sets = [{r: self.pools[r][i].view(shape) for r in roles} for i in range(count)]
+        shapes = shape if isinstance(shape, dict) else dict.fromkeys(roles, shape)
+        self.pools = {r: torch.empty((count, math.prod(shapes[r])), dtype=dtype, device=device) for r in roles}
+        self.sets = [{r: self.pools[r][i].view(shapes[r]) for r in roles} for i in range(count)]
 
 
 class Rotation:

@@ -21,9 +21,9 @@ enum class Gate : int32_t { kReluAndMul, kReluSquaredAndMul };
 template <Gate kGate, typename T>
 RELU_HOST_DEVICE T gate_value(T a, T threshold) {
   if constexpr (kGate == Gate::kReluAndMul) {
-    return a > threshold ? a : T(0);
+    return RELU_KEEP_OR_ZERO(a > threshold, a);
   } else {
-    return a > T(0) ? a * a : T(0);
+    return RELU_KEEP_OR_ZERO(a > T(0), a * a);
   }
 }
 
@@ -35,9 +35,9 @@ RELU_HOST_DEVICE T gated_value(T a, T b, T threshold) {
 template <Gate kGate, typename T>
 RELU_HOST_DEVICE T gated_grad_a_value(T grad_out, T a, T b, T threshold) {
   if constexpr (kGate == Gate::kReluAndMul) {
-    return a > threshold ? grad_out * b : T(0);
+    return RELU_KEEP_OR_ZERO(a > threshold, grad_out * b);
   } else {
-    return a > T(0) ? ((T(2) * a) * b) * grad_out : T(0);
+    return RELU_KEEP_OR_ZERO(a > T(0), ((T(2) * a) * b) * grad_out);
   }
 }
 

@@ -28,7 +28,28 @@ RELU_HOST_DEVICE To bit_cast_to(From from) {
   return to;
 }
 
-// IEEE binary16 -> float, exact for every pattern; written with selects so that loops vectorize.
+// `c ? a : b` and `keep ? value : +0` as masks on the CPU and SYCL: branch-free selects that
+// loops vectorize (GCC keeps a float operation under a ternary as control flow); on CUDA the
+// GPU's own select, which computes value only where kept.
+RELU_HOST_DEVICE uint32_t select_bits(bool c, uint32_t a, uint32_t b) {
+  const uint32_t mask = 0u - uint32_t(c);
+  return (a & mask) | (b & ~mask);
+}
+
+template <typename T>
+RELU_HOST_DEVICE T keep_or_zero(bool keep, T value) {
+  using Bits = typename std::conditional<sizeof(T) == 8, uint64_t, uint32_t>::type;
+  return bit_cast_to<T>(Bits(bit_cast_to<Bits>(value) & Bits(Bits(0) - Bits(keep))));
+}
+#if defined(__CUDA_ARCH__)
+#define RELU_SELECT(c, a, b) ((c) ? (a) : (b))
+#define RELU_KEEP_OR_ZERO(keep, value) ((keep) ? (value) : decltype(value)(0))
+#else
+#define RELU_SELECT(c, a, b) ::relu_kernel::select_bits((c), (a), (b))
+#define RELU_KEEP_OR_ZERO(keep, value) ::relu_kernel::keep_or_zero((keep), (value))
+#endif
+
+// IEEE binary16 -> float, exact for every pattern.
 RELU_HOST_DEVICE float float_of_half_bits(uint16_t h) {
   const uint32_t magnitude = uint32_t(h & 0x7fffu) << 13;
   const uint32_t exponent = magnitude & 0x0f800000u;
@@ -36,9 +57,8 @@ RELU_HOST_DEVICE float float_of_half_bits(uint16_t h) {
   const uint32_t special = normal + ((128u - 16u) << 23);  // inf and NaN keep an all-ones exponent
   // Zero and subnormals: the mantissa placed under 2^-14, minus that 2^-14, is exact in float.
   const float tiny = bit_cast_to<float>(normal + (1u << 23)) - bit_cast_to<float>(113u << 23);
-  const uint32_t bits = exponent == 0x0f800000u ? special
-                        : exponent == 0         ? bit_cast_to<uint32_t>(tiny)
-                                                : normal;
+  const uint32_t bits = RELU_SELECT(exponent == 0x0f800000u, special,
+                                    RELU_SELECT(exponent == 0, bit_cast_to<uint32_t>(tiny), normal));
   return bit_cast_to<float>(bits | (uint32_t(h & 0x8000u) << 16));
 }
 
@@ -53,10 +73,9 @@ RELU_HOST_DEVICE uint16_t half_bits_of_float(float f) {
   const uint32_t subnormal = bit_cast_to<uint32_t>(aligned) - 0x3f000000u;
   const uint32_t rebased = magnitude - ((127u - 15u) << 23);
   const uint32_t normal = (rebased + 0xfffu + ((magnitude >> 13) & 1u)) >> 13;
-  const uint32_t finite = magnitude < (113u << 23) ? subnormal : normal;
-  const uint32_t result = magnitude > 0x7f800000u   ? 0x7e00u
-                          : magnitude >= (143u << 23) ? 0x7c00u
-                                                      : finite;
+  const uint32_t finite = RELU_SELECT(magnitude < (113u << 23), subnormal, normal);
+  const uint32_t result = RELU_SELECT(magnitude > 0x7f800000u, 0x7e00u,
+                                      RELU_SELECT(magnitude >= (143u << 23), 0x7c00u, finite));
   return uint16_t(result | sign);
 }
 
@@ -68,7 +87,8 @@ RELU_HOST_DEVICE float float_of_bfloat16_bits(uint16_t b) {
 RELU_HOST_DEVICE uint16_t bfloat16_bits_of_float(float f) {
   const uint32_t bits = bit_cast_to<uint32_t>(f);
   const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-  return (bits & 0x7fffffffu) > 0x7f800000u ? uint16_t((bits >> 16) | 0x40u) : uint16_t(rounded);
+  return uint16_t(RELU_SELECT((bits & 0x7fffffffu) > 0x7f800000u, uint16_t((bits >> 16) | 0x40u),
+                              uint16_t(rounded)));
 }
 
 // A stored element to OpMath and back, rounding once.

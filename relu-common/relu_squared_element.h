@@ -12,12 +12,12 @@ namespace relu_kernel {
 
 template <typename T>
 RELU_HOST_DEVICE T relu_squared_value(T x) {
-  return x > T(0) ? x * x : T(0);
+  return RELU_KEEP_OR_ZERO(x > T(0), x * x);
 }
 
 template <typename T>
 RELU_HOST_DEVICE T relu_squared_backward_value(T grad_out, T x) {
-  return x > T(0) ? (T(2) * x) * grad_out : T(0);
+  return RELU_KEEP_OR_ZERO(x > T(0), (T(2) * x) * grad_out);
 }
 
 template <typename Fmt>

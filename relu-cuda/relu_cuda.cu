@@ -1,6 +1,6 @@
 // CUDA backend: relu_flat_cuda and relu_backward_flat_cuda
-// (relu-common/backend_entry_points.h), and the entry points of the strided passes, whose
-// kernels are in strided.cuh.
+// (relu-common/backend_entry_points.h), and the entry points of the strided passes (the gated
+// ops' among them), whose kernels are in strided.cuh.
 //
 // Shape of a dense pass, the same for every dtype and both directions:
 //   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by the
@@ -244,5 +244,47 @@ void relu_backward_strided_cuda(Activation activation, relu_kernel::ScalarType d
     const void* inputs[] = {grad_out, saved};
     run_strided_pass(strided_backward_op<decltype(act)::value, Fmt>(), inputs, grad_in, layout,
                      device);
+  });
+}
+
+void gated_strided_cuda(relu_kernel::Gate gate, relu_kernel::ScalarType dtype, const void* a,
+                        const void* b, void* out, const StridedLayout& layout, double threshold,
+                        int32_t device) {
+  using namespace relu_kernel;
+  const CudaDeviceScope device_scope(device);
+  visit_gated(gate, dtype, [&](auto gate_constant, auto format) {
+    constexpr Gate kGate = decltype(gate_constant)::value;
+    using Fmt = decltype(format);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(out, kBytes, "out");
+    require_element_aligned(a, kBytes, "x");
+    require_element_aligned(b, kBytes, "x");
+    const GatedOp<kGate, Fmt> op{typename OpMath<Fmt>::Type(threshold)};
+    const void* inputs[] = {a, b};
+    run_strided_pass(op, inputs, out, layout, device);
+  });
+}
+
+void gated_backward_strided_cuda(relu_kernel::Gate gate, relu_kernel::ScalarType dtype,
+                                 const void* grad_out, const void* a, const void* b, void* grad_a,
+                                 void* grad_b, const StridedLayout& layout, double threshold,
+                                 int32_t device) {
+  using namespace relu_kernel;
+  const CudaDeviceScope device_scope(device);
+  visit_gated(gate, dtype, [&](auto gate_constant, auto format) {
+    constexpr Gate kGate = decltype(gate_constant)::value;
+    using Fmt = decltype(format);
+    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
+    require_element_aligned(grad_a, kBytes, "grad_x");
+    require_element_aligned(grad_b, kBytes, "grad_x");
+    require_element_aligned(grad_out, kBytes, "grad_out");
+    require_element_aligned(a, kBytes, "x");
+    require_element_aligned(b, kBytes, "x");
+    const auto t = typename OpMath<Fmt>::Type(threshold);
+    const void* a_inputs[] = {grad_out, a, b};
+    run_strided_pass(GatedGradAOp<kGate, Fmt>{t}, a_inputs, grad_a, layout, device);
+    // The layout's first three operands: grad_b shares grad_a's strides, b is not read.
+    const void* b_inputs[] = {grad_out, a};
+    run_strided_pass(GatedGradBOp<kGate, Fmt>{t}, b_inputs, grad_b, layout, device);
   });
 }

@@ -5,7 +5,8 @@
 //
 // Every kernel is compiled once per op, not per dtype. An op is an object passed to the
 // kernel (the last parameter): empty for the per-format ops, the two constants of relu_lanes
-// (LaneRule) for the ops that serve every format of one element size.
+// (LaneRule) for the ops that serve every format of one element size, the threshold for the
+// gated ops.
 //
 // relu:
 //   pass              float32, float64    float16, bfloat16    int8..int64  float8   uint8..64
@@ -17,6 +18,9 @@
 // float8 dense: e4m3fn and e5m2 LanesOp<1>; e4m3fnuz and e5m2fnuz ForwardOp<int8>.
 // relu_squared (float32, float64, float16, bfloat16 only): ReluSquaredOp<format> forward and
 // ReluSquaredBackwardOp<format> backward, dense and strided alike (the same forms and walk).
+// relu_and_mul and relu_squared_and_mul (the same four dtypes), strided only (the binding walks
+// x's halves as two inputs): GatedOp<gate, format> forward; backward GatedGradAOp<gate, format>
+// then GatedGradBOp<gate, format>, two passes over one layout.
 //
 // The per-format ops are the kernels of before the sharing, instruction for instruction
 // (hardware max for float16/bfloat16 and int8, compare-and-select for float and double, the
@@ -275,6 +279,92 @@ struct ReluSquaredBackwardOp {
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
     return backward_element<Activation::kReluSquared, Fmt>(in[0], in[1]);
+  }
+};
+
+// ---- The gated ops (gated_element.h): x's halves as separate inputs, in OpMath element by
+// element, the kReluAndMul gate's threshold (in OpMath) their state. Forward in = {a, b};
+// GatedGradAOp in = {grad_out, a, b}; GatedGradBOp in = {grad_out, a}.
+
+// f over each lane of float16 / bfloat16 pairs, to float and back by the hardware (exact up,
+// RNE without FTZ down): gated_element.h's bits for every result but a NaN, which stays a NaN
+// of another pattern (gated_element.h leaves its sign and payload unspecified).
+template <typename Fmt, int kInputs, typename F>
+__device__ __forceinline__ Vector16<uint32_t> pairs_through_float(
+    const Vector16<uint32_t> (&in)[kInputs], const F& f) {
+  Vector16<uint32_t> v;
+#pragma unroll
+  for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
+    float low[kInputs], high[kInputs];
+#pragma unroll
+    for (int k = 0; k < kInputs; ++k) {
+      const float2 pair = float2_of_pair<Fmt>(in[k].words[i]);
+      low[k] = pair.x;
+      high[k] = pair.y;
+    }
+    v.words[i] = pair_of_float2<Fmt>(make_float2(f(low), f(high)));
+  }
+  return v;
+}
+
+template <Gate kGate, typename Fmt>
+struct GatedOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr int kInputs = 2;
+  typename OpMath<Fmt>::Type threshold;
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+    if constexpr (kIsHalfPair<Fmt>) {
+      const float t = threshold;
+      return pairs_through_float<Fmt>(
+          in, [t](const float (&x)[2]) { return gated_value<kGate>(x[0], x[1], t); });
+    } else {
+      return vector_by_values(*this, in);
+    }
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
+    return gated_element<kGate, Fmt>(in[0], in[1], threshold);
+  }
+};
+
+template <Gate kGate, typename Fmt>
+struct GatedGradAOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr int kInputs = 3;
+  typename OpMath<Fmt>::Type threshold;
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[3]) const {
+    if constexpr (kIsHalfPair<Fmt>) {
+      const float t = threshold;
+      return pairs_through_float<Fmt>(in, [t](const float (&x)[3]) {
+        return gated_grad_a_value<kGate>(x[0], x[1], x[2], t);
+      });
+    } else {
+      return vector_by_values(*this, in);
+    }
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[3]) const {
+    return gated_grad_a_element<kGate, Fmt>(in[0], in[1], in[2], threshold);
+  }
+};
+
+template <Gate kGate, typename Fmt>
+struct GatedGradBOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr int kInputs = 2;
+  typename OpMath<Fmt>::Type threshold;
+
+  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+    if constexpr (kIsHalfPair<Fmt>) {
+      const float t = threshold;
+      return pairs_through_float<Fmt>(
+          in, [t](const float (&x)[2]) { return gated_grad_b_value<kGate>(x[0], x[1], t); });
+    } else {
+      return vector_by_values(*this, in);
+    }
+  }
+  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
+    return gated_grad_b_element<kGate, Fmt>(in[0], in[1], threshold);
   }
 };
 

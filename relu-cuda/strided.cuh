@@ -1,5 +1,5 @@
-// CUDA backend, strided passes: relu_strided_cuda and relu_backward_strided_cuda
-// (relu-common/backend_entry_points.h) over operands that are not one dense block each (a
+// CUDA backend, strided passes: relu_strided_cuda, relu_backward_strided_cuda and the gated
+// ops' (relu-common/backend_entry_points.h) over operands that are not one dense block each (a
 // chunk x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without
 // a copy.
 //

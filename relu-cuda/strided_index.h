@@ -72,7 +72,7 @@ struct Divider64 {
 
 // The walk as a kernel reads it, in the integer width of the pass: uint32_t when every index
 // and offset fits (fits_index32), with the fast divider; uint64_t otherwise. A kernel
-// parameter: at most 8 + 25 * (8 + 3 * 8) = 808 bytes, well under the 4 KiB a launch takes.
+// parameter: at most 8 + 25 * (8 + 4 * 8) = 1008 bytes, well under the 4 KiB a launch takes.
 template <typename Index, int kOperands>
 struct IndexWalk {
   static_assert(std::is_same<Index, uint32_t>::value || std::is_same<Index, uint64_t>::value,

@@ -1,4 +1,4 @@
-// XPU backend (SYCL): relu_flat_xpu and relu_backward_flat_xpu
+// XPU backend (SYCL): relu_flat_xpu, relu_backward_flat_xpu and the gated ops' flat passes
 // (relu-common/backend_entry_points.h), the launch layer only. What each work-item does and
 // the launch shape live in relu_xpu_items.h, which the CPU test suite runs; the element logic
 // (relu_element.h), the head / 16-byte vectors / tail split and the alignment check
@@ -16,10 +16,12 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "relu-common/activations.h"
 #include "relu-common/backend_entry_points.h"
+#include "relu-common/gated_element.h"
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
 #include "relu-common/vector16.h"
@@ -66,6 +68,15 @@ struct BackwardKernel {
   }
 };
 
+template <typename Op>
+struct GatedKernel {
+  GatedPass<Op> pass;
+
+  void operator()(sycl::nd_item<1> item) const {
+    gated_item<Op>(pass, int64_t(item.get_global_linear_id()), int64_t(item.get_global_range(0)));
+  }
+};
+
 // The queue of the current stream of `device`, which need not be the current device.
 sycl::queue& current_queue(int32_t device) {
   void* queue = nullptr;
@@ -76,16 +87,23 @@ sycl::queue& current_queue(int32_t device) {
   return *static_cast<sycl::queue*>(queue);
 }
 
-// relu_squared on float64 computes in double (relu's float64 kernels use none): refused before
-// anything is submitted on a device without fp64, where the kernel would fail at launch.
+// relu_squared and the gated ops on float64 compute in double (relu's float64 kernels use
+// none): refused before anything is submitted on a device without fp64, where the kernel would
+// fail at launch.
+template <typename Fmt>
+void require_double_arithmetic(sycl::queue& queue, const char* op_name) {
+  if constexpr (std::is_same<Fmt, Float64Format>::value) {
+    if (!queue.get_device().has(sycl::aspect::fp64)) {
+      throw std::invalid_argument(std::string(op_name) + ": this XPU has no float64 arithmetic; "
+                                  "pass x as float32, float16 or bfloat16");
+    }
+  }
+}
+
 template <Activation kActivation, typename Fmt>
 void require_device_arithmetic(sycl::queue& queue) {
-  if constexpr (kActivation == Activation::kReluSquared &&
-                std::is_same<Fmt, Float64Format>::value) {
-    if (!queue.get_device().has(sycl::aspect::fp64)) {
-      throw std::invalid_argument("relu_squared: this XPU has no float64 arithmetic; pass x as "
-                                  "float32, float16 or bfloat16");
-    }
+  if constexpr (kActivation == Activation::kReluSquared) {
+    require_double_arithmetic<Fmt>(queue, "relu_squared");
   }
 }
 
@@ -144,5 +162,46 @@ void relu_backward_flat_xpu(Activation activation, relu_kernel::ScalarType dtype
     const void* arrays[] = {grad, kept, dst};
     const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 3);
     launch(queue, split, BackwardKernel<Ops>{split, grad, kept, dst});
+  });
+}
+
+void gated_flat_xpu(relu_kernel::Gate gate, relu_kernel::ScalarType dtype, const void* a,
+                    const void* b, void* out, int64_t n, double threshold, int32_t device) {
+  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+    constexpr Gate kGate = decltype(gate_constant)::value;
+    using Fmt = decltype(fmt);
+    using Op = XpuGatedOp<kGate, Fmt>;
+    const void* inputs[] = {elements_of<Op>(a, "x"), elements_of<Op>(b, "x")};
+    auto* dst = mutable_elements_of<Op>(out, "out");
+    sycl::queue& queue = current_queue(device);
+    require_double_arithmetic<Fmt>(queue, gate_name(gate));
+    const GatedPass<Op> pass =
+        gated_pass(Op{typename OpMath<Fmt>::Type(threshold)}, inputs, dst, n);
+    launch(queue, pass.split, GatedKernel<Op>{pass});
+  });
+}
+
+void gated_backward_flat_xpu(relu_kernel::Gate gate, relu_kernel::ScalarType dtype,
+                             const void* grad_out, const void* a, const void* b, void* grad_a,
+                             void* grad_b, int64_t n, double threshold, int32_t device) {
+  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+    constexpr Gate kGate = decltype(gate_constant)::value;
+    using Fmt = decltype(fmt);
+    using GradA = XpuGatedGradAOp<kGate, Fmt>;
+    using GradB = XpuGatedGradBOp<kGate, Fmt>;
+    const void* g = elements_of<GradA>(grad_out, "grad_out");
+    const void* av = elements_of<GradA>(a, "x");
+    const void* bv = elements_of<GradA>(b, "x");
+    auto* da = mutable_elements_of<GradA>(grad_a, "grad_x");
+    auto* db = mutable_elements_of<GradA>(grad_b, "grad_x");
+    sycl::queue& queue = current_queue(device);
+    require_double_arithmetic<Fmt>(queue, gate_name(gate));
+    const auto t = typename OpMath<Fmt>::Type(threshold);
+    const void* a_inputs[] = {g, av, bv};
+    const GatedPass<GradA> a_pass = gated_pass(GradA{t}, a_inputs, da, n);
+    const void* b_inputs[] = {g, av};
+    const GatedPass<GradB> b_pass = gated_pass(GradB{t}, b_inputs, db, n);
+    launch(queue, a_pass.split, GatedKernel<GradA>{a_pass});
+    launch(queue, b_pass.split, GatedKernel<GradB>{b_pass});
   });
 }

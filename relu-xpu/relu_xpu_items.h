@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "relu-common/activations.h"
+#include "relu-common/gated_element.h"
 #include "relu-common/relu_element.h"
 #include "relu-common/vector16.h"
 
@@ -165,6 +166,96 @@ inline void backward_item(const VectorSplit& split, const typename Ops::Element*
         grad_in_vectors[w] = Ops::backward_vector(grad_vectors[w], saved_vectors[w]);
       },
       [&](int64_t i) { grad_in[i] = Ops::backward_element(grad[i], saved[i]); });
+}
+
+// ---- The gated ops (gated_element.h): one pass computes out from Op::kInputs dense arrays,
+// element by element in OpMath, reading and writing whole 16-byte vectors. Forward in = {a, b};
+// the backward's two passes in = {grad_out, a, b} (grad_a), then {grad_out, a} (grad_b).
+// float64 computes in double (relu_xpu.cpp checks the device has fp64).
+template <Gate kGate, typename Fmt>
+struct XpuGatedOp {
+  using Element = typename Fmt::Storage;
+  static constexpr int kInputs = 2;
+  typename OpMath<Fmt>::Type threshold;
+  Element operator()(const Element (&x)[2]) const {
+    return gated_element<kGate, Fmt>(x[0], x[1], threshold);
+  }
+};
+
+template <Gate kGate, typename Fmt>
+struct XpuGatedGradAOp {
+  using Element = typename Fmt::Storage;
+  static constexpr int kInputs = 3;
+  typename OpMath<Fmt>::Type threshold;
+  Element operator()(const Element (&x)[3]) const {
+    return gated_grad_a_element<kGate, Fmt>(x[0], x[1], x[2], threshold);
+  }
+};
+
+template <Gate kGate, typename Fmt>
+struct XpuGatedGradBOp {
+  using Element = typename Fmt::Storage;
+  static constexpr int kInputs = 2;
+  typename OpMath<Fmt>::Type threshold;
+  Element operator()(const Element (&x)[2]) const {
+    return gated_grad_b_element<kGate, Fmt>(x[0], x[1], threshold);
+  }
+};
+
+template <typename Op>
+struct GatedPass {
+  VectorSplit split;  // over every array of the pass
+  const typename Op::Element* in[Op::kInputs];
+  typename Op::Element* out;
+  Op op;
+};
+
+template <typename Op>
+GatedPass<Op> gated_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out,
+                         int64_t n) {
+  GatedPass<Op> pass{};
+  const void* arrays[Op::kInputs + 1];
+  for (int k = 0; k < Op::kInputs; ++k) {
+    pass.in[k] = static_cast<const typename Op::Element*>(in[k]);
+    arrays[k] = in[k];
+  }
+  pass.out = static_cast<typename Op::Element*>(out);
+  arrays[Op::kInputs] = out;
+  pass.split = split_flat(n, int(sizeof(typename Op::Element)), arrays, Op::kInputs + 1);
+  pass.op = op;
+  return pass;
+}
+
+template <typename Op>
+inline void gated_item(const GatedPass<Op>& pass, int64_t item, int64_t items) {
+  using Element = typename Op::Element;
+  using Vector = Vector16<uint32_t>;
+  constexpr int kInputs = Op::kInputs;
+  constexpr int kElements = int(kVectorBytes / sizeof(Element));
+  const VectorSplit& split = pass.split;
+  for_item_share(
+      split, item, items,
+      [&](int64_t w) {
+        Element x[kInputs][kElements];
+        for (int k = 0; k < kInputs; ++k) {
+          const Vector v = reinterpret_cast<const Vector*>(pass.in[k] + split.head)[w];
+          std::memcpy(x[k], v.words, kVectorBytes);
+        }
+        Element y[kElements];
+        for (int i = 0; i < kElements; ++i) {
+          Element operands[kInputs];
+          for (int k = 0; k < kInputs; ++k) operands[k] = x[k][i];
+          y[i] = pass.op(operands);
+        }
+        Vector v;
+        std::memcpy(v.words, y, kVectorBytes);
+        reinterpret_cast<Vector*>(pass.out + split.head)[w] = v;
+      },
+      [&](int64_t i) {
+        Element operands[kInputs];
+        for (int k = 0; k < kInputs; ++k) operands[k] = pass.in[k][i];
+        pass.out[i] = pass.op(operands);
+      });
 }
 
 }  // namespace relu_kernel

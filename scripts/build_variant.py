@@ -95,8 +95,9 @@ def add_op_namespace_prefix(op_name: str) -> str:
 # A noarch variant's _ops.py: the ops come from Python (_noarch.py), not from a library.
 NOARCH_OPS_PY = '''\
 import torch
-from ._noarch import register_ops
+from ._noarch import eager_kernels, register_ops
 ops = register_ops("{id}", "{backend}", "{dtype_table}")
+eager = eager_kernels(ops, "{backend}")
 
 
 def add_op_namespace_prefix(op_name: str) -> str:

@@ -50,8 +50,8 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 RELU_CUDA_ARCHS=${RELU_CUDA_ARCHS-9.0
 "$PYTHON" -m pip install -q --no-index --no-deps --target .site .whl/*.whl || exit 1
 export PYTHONPATH=$PWD/.site${PYTHONPATH:+:$PYTHONPATH}
 revision=${RELU_GIT_REVISION:-$(git describe --always --dirty 2>/dev/null || echo unknown)}
-name=relu-squared-$revision${quick:+-quick}${standin:+-standin}
-dir=results/$([ "$device" = cuda ] && echo h200 || echo cpu)/$name
+name=relu-squared${quick:+-quick}${standin:+-standin}
+dir=results/$revision/$([ "$device" = cuda ] && echo h200 || echo cpu)/$name
 mkdir -p "$dir"
 OUT=${OUT:-$dir/out}
 mkdir -p "$OUT"
@@ -95,6 +95,9 @@ stage() {  # <name> <seconds> <command...>: run it time-boxed, output in <dir>/r
   timeout "$box" "$@" >> "$dir/run.log" 2>&1
   rc=$?
   status+=("$name: exit $rc in $((SECONDS - begin)) s$([ $rc -eq 124 ] && echo " (time box)")")
+  # What is done so far, under $OUT after every stage: a call cut short still returns it.
+  printf '%s\n' "${status[@]}" > "$dir/stages.txt"
+  tar -czf "$OUT/$name-partial.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name" 2>/dev/null
   return $rc
 }
 kernel=()
@@ -102,7 +105,7 @@ if [ ${#standin[@]} -eq 0 ]; then
   "$PYTHON" scripts/build_variant.py --backend cpu > "$dir/build_cpu.log" 2>&1 &
   cpu_build=$!
   if [ "$device" = cuda ]; then
-    stage build 200 "$PYTHON" scripts/build_variant.py --backend cuda --cuda-archs $RELU_CUDA_ARCHS
+    stage build 260 "$PYTHON" scripts/build_variant.py --backend cuda --cuda-archs $RELU_CUDA_ARCHS
     built=$?
   fi
   wait $cpu_build
@@ -113,7 +116,8 @@ if [ ${#standin[@]} -eq 0 ]; then
     exit 1
   fi
   kernel=(--kernel "$variant")
-  RELU_TEST_TARGETS=$device stage tests 90 "$PYTHON" -m pytest tests -q -rs -p no:cacheprovider -k "relu_squared or squared"
+  RELU_TEST_TARGETS=$device stage tests ${RELU_TESTS_BOX_S:-120} "$PYTHON" -m pytest -q -rs -p no:cacheprovider \
+    tests/test_relu_squared.py tests/test_gated.py tests/test_kernelize.py -k "not test_kernelized_function and not test_deprecated"
 fi
 if [ ${#quick[@]} -gt 0 ]; then
   sweep=(--quick) blocks=(--quick --repeats 3 --calls 3) client_args=(--quick)
@@ -146,6 +150,6 @@ for r in d["records"]:
   done
 } > "$dir/summary.md" 2>&1
 cp "$dir/summary.md" "$OUT/summary.md"
-tar -czf "$OUT/$name.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name"
+tar -czf "$OUT/$name.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name" && rm -f "$OUT/$name-partial.tar.gz"
 echo "packed: $OUT/$name.tar.gz; unpack with tar -xzf into $(dirname "$dir")/"
 cat "$dir/summary.md"

@@ -3,8 +3,8 @@
 # stable-ABI cpu, cu130 and cu124 variants for x86_64, cpu and cu130 for aarch64, one binary
 # each for every torch from 2.11 on, and the noarch torch-cpu and torch-cuda, Python only, for
 # every other torch and CPU, and torch-xpu for an XPU torch), staged with the benchmarks and
-# README into relu-build/ (what the Hub's v3 branch holds), then the whole suite on exactly
-# those binaries.
+# the card into relu-build/ (what the Hub's v3 branch holds; the card, build/CARD.md, is what
+# kernel-builder's upload puts on main), then the whole suite on exactly those binaries.
 #
 #   scripts/release.sh            # relu-build/build/<each variant of the release set>
 #

@@ -1,7 +1,12 @@
 """Stages what the Hub repo's version branch (v3) holds, as kernel-builder's upload lays it
-out: build/<variant>/ for each given variant, benchmarks/benchmark*.py and README.md (the
-card); beside them LICENSE and every file the card links to, and what those Markdown files
-link to in turn (docs/, PERFORMANCE.md, the plots it shows), so that no link on the Hub is dead.
+out: build/<variant>/ for each given variant and benchmarks/benchmark*.py; beside them the card
+as README.md, and LICENSE. The card's source is CARD.md (README.md is a link to it): kernel-builder
+renders it into the build output next to the variants (`kernel-builder fill-card`, a template
+with no placeholders here, so the same text), and its upload publishes <variants' dir>/CARD.md as
+README.md on the Hub's main branch, alone. So the stage writes build/CARD.md too, from which
+`kernel-builder upload <snapshot>` publishes the card, and the card links only to absolute URLs
+(its docs and results in the source repository, build.toml's `source`), which resolve on main
+and in the snapshot alike.
 
     python scripts/stage_release.py relu-build build/torch-stable-abi211-cpu-x86_64-linux ...
 
@@ -18,25 +23,48 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CARD = "README.md"
-# What the snapshot holds beside the card, the benchmarks and what the card links to
-# (followed through Markdown, below): the one list to extend with a page or results file
-# the Hub repo must carry that no staged page links.
+CARD = "CARD.md"
+# Where the card's links point: the source repository's main branch (build.toml's `source`).
+SOURCE = tomllib.loads((ROOT / "build.toml").read_text())["general"]["source"]
+SOURCE_BLOB = f"{SOURCE}/blob/main/"
+# What the snapshot holds beside the variants, the benchmarks and the card.
 ALSO_STAGED = ["LICENSE"]
 
-# [text](target) and ![alt](target), the target up to a space or ")": Markdown's inline links.
-_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# [text](target) and ![alt](target), the target up to a space or ")": Markdown's inline links;
+# and reference definitions, `[id]: target` on a line of their own.
+_LINK = re.compile(r"!?\[[^\]]*\]\(\s*(?:<([^>\s]+)>|([^)\s]+))(?:\s+\"[^\"]*\")?\s*\)")
+_DEFINITION = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s+[\"'(].*)?$", re.M)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 
 
+def _prose(text: str) -> str:
+    return re.sub(r"`[^`\n]*`", "", _FENCE.sub("", text))
+
+
+def link_definitions(text: str) -> dict[str, str]:
+    """Reference definitions, `[id]: target`, by lower-cased id (Markdown matches ids so)."""
+    return {key.lower(): target for key, target in _DEFINITION.findall(_FENCE.sub("", text))}
+
+
 def markdown_links(text: str) -> list[str]:
-    """The inline link targets of a Markdown text, code blocks and code spans left out."""
-    text = _FENCE.sub("", text)
-    text = re.sub(r"`[^`\n]*`", "", text)
-    return _LINK.findall(text)
+    """The link targets of a Markdown text, inline and defined, code blocks and spans left out."""
+    text = _prose(text)
+    return [pointy or plain for pointy, plain in _LINK.findall(text)] + [t for _, t in _DEFINITION.findall(text)]
+
+
+def reference_links(text: str, definitions: dict[str, str]) -> list[str]:
+    """The targets of the reference links `[text][id]` in `text` (a table cell, say)."""
+    return [definitions[key.lower()] for key in re.findall(r"\[[^\]]*\]\[([^\]]+)\]", _prose(text))
+            if key.lower() in definitions]
+
+
+def source_path(link: str) -> str | None:
+    """The repository path a link into the source's main branch names, or None."""
+    return link.removeprefix(SOURCE_BLOB).split("#", 1)[0] if link.startswith(SOURCE_BLOB) else None
 
 
 def local_target(link: str) -> str | None:
@@ -44,24 +72,6 @@ def local_target(link: str) -> str | None:
     if re.match(r"^[a-z][a-z0-9+.-]*:", link, re.I) or link.startswith("#"):
         return None
     return link.split("#", 1)[0]
-
-
-def linked_files(start: str = CARD, root: Path = ROOT) -> list[str]:
-    """Every file reachable by relative links from `start` (Markdown followed transitively),
-    as paths relative to `root`, `start` included."""
-    seen, todo = [], [start]
-    while todo:
-        rel = todo.pop()
-        if rel in seen:
-            continue
-        seen.append(rel)
-        path = root / rel
-        if path.suffix == ".md" and path.is_file():
-            for link in markdown_links(path.read_text()):
-                target = local_target(link)
-                if target:
-                    todo.append((Path(rel).parent / target).as_posix())
-    return sorted({str(Path(p)) for p in seen})
 
 
 def stage(destination: Path, variant_dirs: list[Path]) -> Path:
@@ -73,11 +83,11 @@ def stage(destination: Path, variant_dirs: list[Path]) -> Path:
     (destination / "benchmarks").mkdir(parents=True)
     for benchmark in sorted((ROOT / "benchmarks").glob("benchmark*.py")):
         shutil.copy2(benchmark, destination / "benchmarks" / benchmark.name)
-    for rel in [*ALSO_STAGED, *linked_files()]:
-        source = ROOT / rel
-        if source.is_file():  # a dead link stays dead: tests/test_card.py names it
-            (destination / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / rel)
+    card = (ROOT / CARD).read_text()
+    (destination / "README.md").write_text(card)  # what the Hub shows
+    (destination / "build" / "CARD.md").write_text(card)  # what kernel-builder's upload reads
+    for rel in ALSO_STAGED:
+        shutil.copy2(ROOT / rel, destination / rel)
     return destination
 
 

@@ -2,6 +2,7 @@
 // relu-common/relu_element.h: decode the value, out = x > 0 ? x : +0. float16 and the
 // float8 formats are decoded field by field, bfloat16/float32/float64 through the host's float types, integers by
 // their sign bit. Also the random and special lanes the checkers feed the kernels.
+// relu_squared's and the gated ops' references below likewise.
 // Used by tests/relu_element_check.cpp and tests/xpu_items_check.cpp.
 #pragma once
 
@@ -272,6 +273,54 @@ inline uint64_t ref_relu_squared_backward(RefFormat f, uint64_t grad, uint64_t b
   if (!(x > 0.0)) return 0;
   const double product = ref_opmath_mul(f, ref_opmath_mul(f, 2.0, x), ref_decode(f, grad));
   return std::isnan(product) ? ref_nan(f) : ref_round(f, product);
+}
+
+// ---------------------------------------------------------------- the gated ops' reference
+// relu_and_mul and relu_squared_and_mul from their definition, sharing nothing with
+// relu-common/gated_element.h: a and b (x's halves) decoded to double, each product in OpMath
+// in the order the definition gives ((a * a) * b, ((2 * a) * b) * grad), rounded once to the
+// format. squared: the gate a > 0 ? a * a : +0; else a > threshold ? a : +0, the threshold
+// taken in OpMath.
+
+inline double ref_opmath_threshold(RefFormat f, double threshold) {
+  return ref_is_opmath_double(f) ? threshold : double(float(threshold));
+}
+
+// Whether a passes the gate. --mutant: NaN passes (torch's CPU relu keeps NaN): a run must fail.
+inline bool ref_gate_open(RefFormat f, bool squared, double a, double threshold) {
+  if (g_mutant && std::isnan(a)) return true;
+  return squared ? a > 0.0 : a > ref_opmath_threshold(f, threshold);
+}
+
+inline double ref_gate(RefFormat f, bool squared, double a, double threshold) {
+  if (!ref_gate_open(f, squared, a, threshold)) return 0.0;
+  return squared ? ref_opmath_mul(f, a, a) : a;
+}
+
+inline uint64_t ref_rounded(RefFormat f, double v) {
+  return std::isnan(v) ? ref_nan(f) : ref_round(f, v);
+}
+
+// out = gate(a) * b: a closed gate gives +0 * b (NaN where b is inf or NaN).
+inline uint64_t ref_gated(RefFormat f, bool squared, uint64_t a, uint64_t b, double threshold) {
+  const double gate = ref_gate(f, squared, ref_decode(f, a), threshold);
+  return ref_rounded(f, ref_opmath_mul(f, gate, ref_decode(f, b)));
+}
+
+// grad_a: a select, +0 where the gate is closed whatever grad and b are.
+inline uint64_t ref_gated_grad_a(RefFormat f, bool squared, uint64_t grad, uint64_t a, uint64_t b,
+                                 double threshold) {
+  const double av = ref_decode(f, a), bv = ref_decode(f, b), g = ref_decode(f, grad);
+  if (!ref_gate_open(f, squared, av, threshold)) return 0;
+  if (!squared) return ref_rounded(f, ref_opmath_mul(f, g, bv));
+  return ref_rounded(f, ref_opmath_mul(f, ref_opmath_mul(f, ref_opmath_mul(f, 2.0, av), bv), g));
+}
+
+// grad_b = grad * gate(a).
+inline uint64_t ref_gated_grad_b(RefFormat f, bool squared, uint64_t grad, uint64_t a,
+                                 double threshold) {
+  const double gate = ref_gate(f, squared, ref_decode(f, a), threshold);
+  return ref_rounded(f, ref_opmath_mul(f, ref_decode(f, grad), gate));
 }
 
 // Whether `got` is what the reference computed: equal bits, or both NaN.

@@ -14,6 +14,9 @@
 // relu_squared_element.h likewise: every float16 and bfloat16 pattern forward and backward
 // (against random, special and overflowing grads), random and special float32/float64, and its
 // 16-bit conversions (every pattern widened and back, every rounding tie and its neighbours).
+// gated_element.h (relu_and_mul, relu_squared_and_mul) forward and both gradients: every float16
+// and bfloat16 pattern of a against random, special and overflowing b and grad, a at and beside
+// each threshold (0, 0.5, -1), random and special float32/float64.
 // --mutant checks against a reference that keeps NaN (torch's CPU relu; relu_squared: NaN
 // squared): the run must fail, which shows that a wrong kernel would be caught. Exit status: 0
 // when everything matches.
@@ -25,6 +28,7 @@
 #include <cstring>
 #include <string>
 
+#include "relu-common/gated_element.h"
 #include "relu-common/relu_element.h"
 #include "relu-common/relu_squared_element.h"
 #include "tests/element_reference.h"
@@ -455,6 +459,102 @@ void check_16bit_conversions() {
               g_failures - failures_before);
 }
 
+// ---------------------------------------------------------------- the gated ops
+// gated_element.h against the reference's ref_gated* (tests/element_reference.h): NaN results
+// compare as NaN. Thresholds as the binding passes them (a double, taken in OpMath).
+constexpr double kThresholds[] = {0.0, 0.5, -1.0};
+
+void report_gated(const char* what, RefFormat f, uint64_t a, uint64_t b, uint64_t grad,
+                  double threshold, uint64_t got, uint64_t expected) {
+  ++g_failures;
+  if (g_failures <= 10) {
+    std::printf("FAIL %s<%s> a=0x%" PRIx64 " b=0x%" PRIx64 " grad=0x%" PRIx64
+                " threshold=%g got=0x%" PRIx64 " expected=0x%" PRIx64 "\n",
+                what, f.name, a, b, grad, threshold, got, expected);
+  }
+}
+
+template <Gate kGate>
+constexpr bool kSquaredGate = kGate == Gate::kReluSquaredAndMul;
+
+template <Gate kGate, typename Fmt>
+void check_gated_element(uint64_t a, uint64_t b, uint64_t grad, double threshold) {
+  constexpr bool kSquared = kSquaredGate<kGate>;
+  const RefFormat f = ref_format<Fmt>();
+  const auto t = typename OpMath<Fmt>::Type(threshold);
+  const auto as = storage_from_bits<Fmt>(a), bs = storage_from_bits<Fmt>(b),
+             gs = storage_from_bits<Fmt>(grad);
+  const uint64_t out = bits_of<Fmt>(gated_element<kGate, Fmt>(as, bs, t));
+  const uint64_t grad_a = bits_of<Fmt>(gated_grad_a_element<kGate, Fmt>(gs, as, bs, t));
+  const uint64_t grad_b = bits_of<Fmt>(gated_grad_b_element<kGate, Fmt>(gs, as, t));
+  const uint64_t want_out = ref_gated(f, kSquared, a, b, threshold);
+  const uint64_t want_a = ref_gated_grad_a(f, kSquared, grad, a, b, threshold);
+  const uint64_t want_b = ref_gated_grad_b(f, kSquared, grad, a, threshold);
+  g_checks += 3;
+  if (!ref_same(f, out, want_out)) {
+    report_gated("gated_element", f, a, b, grad, threshold, out, want_out);
+  }
+  if (!ref_same(f, grad_a, want_a)) {
+    report_gated("gated_grad_a_element", f, a, b, grad, threshold, grad_a, want_a);
+  }
+  if (!ref_same(f, grad_b, want_b)) {
+    report_gated("gated_grad_b_element", f, a, b, grad, threshold, grad_b, want_b);
+  }
+}
+
+// A lane of any kind: random bits, a special, or one whose product leaves the format.
+template <typename Fmt>
+uint64_t mixed_lane() {
+  const uint64_t r = next_random();
+  return r % 3 == 0 ? edge_lane<Fmt>(r >> 8) : random_lane<Fmt>();
+}
+
+template <Gate kGate, typename Fmt>
+void check_gated(int random_values) {
+  const long long failures_before = g_failures;
+  const long long checks_before = g_checks;
+  constexpr int kBits = Fmt::kLaneBits;
+  const RefFormat f = ref_format<Fmt>();
+  for (double threshold : kThresholds) {
+    if constexpr (kBits <= 16) {
+      // Every pattern of a, against b and grad of every kind.
+      for (uint64_t a = 0; a <= lane_mask(kBits); ++a) {
+        for (int k = 0; k < 3; ++k) {
+          check_gated_element<kGate, Fmt>(a, mixed_lane<Fmt>(), mixed_lane<Fmt>(), threshold);
+        }
+        check_gated_element<kGate, Fmt>(a, special_lane<Fmt>(next_random()),
+                                        special_lane<Fmt>(next_random()), threshold);
+      }
+    }
+    // a at the threshold and either side of it (float32 and float64 get no sweep of a).
+    const double t = ref_is_opmath_double(f) ? threshold : double(float(threshold));
+    for (double a : {t, std::nextafter(t, INFINITY), std::nextafter(t, -INFINITY)}) {
+      const uint64_t bits = ref_round(f, a);
+      for (int k = 0; k < 64; ++k) {
+        check_gated_element<kGate, Fmt>(bits, mixed_lane<Fmt>(), mixed_lane<Fmt>(), threshold);
+      }
+    }
+    for (uint64_t i = 0; i < 64; ++i) {
+      for (uint64_t j = 0; j < 64; ++j) {
+        check_gated_element<kGate, Fmt>(special_lane<Fmt>(i), special_lane<Fmt>(j),
+                                        special_lane<Fmt>(i + j), threshold);
+        check_gated_element<kGate, Fmt>(edge_lane<Fmt>(i), edge_lane<Fmt>(j),
+                                        special_lane<Fmt>(next_random()), threshold);
+        check_gated_element<kGate, Fmt>(special_lane<Fmt>(i), edge_lane<Fmt>(j),
+                                        edge_lane<Fmt>(next_random()), threshold);
+      }
+    }
+    for (int i = 0; i < random_values; ++i) {
+      check_gated_element<kGate, Fmt>(mixed_lane<Fmt>(), mixed_lane<Fmt>(), mixed_lane<Fmt>(),
+                                      threshold);
+    }
+  }
+  const std::string name =
+      std::string(kSquaredGate<kGate> ? "relu_squared_and_mul<" : "relu_and_mul<") + f.name + ">";
+  std::printf("%-30s %10lld checks, %lld failures\n", name.c_str(), g_checks - checks_before,
+              g_failures - failures_before);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -488,6 +588,14 @@ int main(int argc, char** argv) {
   check_squared<Float64Format>(kRandom);
   check_squared<Float16Format>(kRandom);
   check_squared<BFloat16Format>(kRandom);
+  check_gated<Gate::kReluAndMul, Float32Format>(kRandom);
+  check_gated<Gate::kReluAndMul, Float64Format>(kRandom);
+  check_gated<Gate::kReluAndMul, Float16Format>(kRandom);
+  check_gated<Gate::kReluAndMul, BFloat16Format>(kRandom);
+  check_gated<Gate::kReluSquaredAndMul, Float32Format>(kRandom);
+  check_gated<Gate::kReluSquaredAndMul, Float64Format>(kRandom);
+  check_gated<Gate::kReluSquaredAndMul, Float16Format>(kRandom);
+  check_gated<Gate::kReluSquaredAndMul, BFloat16Format>(kRandom);
 
   std::printf("%lld checks, %lld failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -1,8 +1,9 @@
-"""The include rules README.md's "Architecture" draws: relu-common/ is below everything, the
-backends include relu-common/ and their own folder only (never the binding in torch-ext/),
-and product sources cite no results/ path. The Python package's house rules: modules of at
-most 200 lines, at most 0.30 comment lines per code line, and private torch names only those
-docs/architecture.md lists (tests/test_eager_path.py checks they exist in the running torch)."""
+"""The house rules of docs/architecture.md. Includes: relu-common/ is below everything, the
+backends include relu-common/ and their own folder only (never the binding in torch-ext/). The
+C++: comments at most 0.20 of the code per folder, headers of at most 10 lines, measurements
+and results paths only in the tuning tables. The Python package: modules of at most 200 lines,
+at most 0.30 comment lines per code line, and private torch names only those docs/architecture.md
+lists (tests/test_eager_path.py checks they exist in the running torch)."""
 
 import ast
 import re
@@ -42,7 +43,8 @@ def test_product_sources_cite_no_results_path():
                *sorted((ROOT / "torch-ext" / "relu").glob("*.py"))]
     assert product
     for path in product:
-        assert "results/" not in path.read_text(), path.relative_to(ROOT)
+        if str(path.relative_to(ROOT)) not in TUNING_TABLES:  # a tuning line names its results file
+            assert "results/" not in path.read_text(), path.relative_to(ROOT)
 
 
 # ---- The Python package (issue 42): small modules, little prose, private torch names allowed only
@@ -151,3 +153,65 @@ def test_private_torch_names_are_the_documented_ones():
     assert not unlisted, f"private torch names not in docs/architecture.md's list: {sorted(unlisted)}"
     unused = {full for full in allowed if not any(full == name or full.endswith("." + name) for _, name in used)}
     assert not unused, f"listed in docs/architecture.md but not used: {sorted(unused)}"
+
+
+# ---- The C++ product folders: comments say why, measured constants live in one tuning table per
+# backend (one line each, naming the device and the results file), file headers are short.
+
+CXX_FOLDERS = ("relu-common", "relu-cpu", "relu-cuda", "relu-xpu", "torch-ext")
+MAX_CXX_COMMENT_RATIO = 0.20
+MAX_HEADER_LINES = 10
+TUNING_TABLES = ("relu-cpu/tuning.h", "relu-cuda/tuning.h")
+# A timing, a bandwidth or a machine in a comment: measurements belong in the tuning tables.
+MEASUREMENT = re.compile(r"\b\d+(\.\d+)?\s*(ns|us|ms|GB/s|TB/s)\b|\b(H100|H200|A100|Zen ?\d|Xeon|EPYC|Sapphire)\b")
+
+
+def cxx_comment_lines(path: Path) -> tuple[list[str], int, int]:
+    """(comment lines, code lines, leading comment block's lines): lines opening with // or
+    inside /* */ are comments; a trailing comment leaves its line code."""
+    comments, code, header, in_block, leading = [], 0, 0, False, True
+    for line in path.read_text().splitlines():
+        stripped = line.strip()
+        if not stripped:
+            leading = leading and not header
+            continue
+        if in_block or stripped.startswith(("//", "/*")):
+            comments.append(stripped)
+            in_block = (in_block or stripped.startswith("/*")) and "*/" not in stripped
+            header += leading
+        else:
+            code, leading = code + 1, False
+    return comments, code, header
+
+
+@pytest.mark.parametrize("folder", CXX_FOLDERS)
+def test_cxx_comment_ratio(folder):
+    counts = [cxx_comment_lines(path) for path in sources(folder)]
+    comments, code = sum(len(c) for c, _, _ in counts), sum(k for _, k, _ in counts)
+    assert comments / code <= MAX_CXX_COMMENT_RATIO, (
+        f"{folder}: {comments} comment lines for {code} code lines; the why in a line, the story in the docs")
+
+
+@pytest.mark.parametrize("path", [p for f in CXX_FOLDERS for p in sources(f)], ids=lambda p: p.name)
+def test_cxx_headers_are_short_and_measurements_live_in_tuning_tables(path):
+    comments, _, header = cxx_comment_lines(path)
+    assert header <= MAX_HEADER_LINES, f"{path.relative_to(ROOT)}: a {header}-line header"
+    if str(path.relative_to(ROOT)) not in TUNING_TABLES:
+        quoted = [line for line in comments if MEASUREMENT.search(line)]
+        assert not quoted, f"{path.relative_to(ROOT)} quotes measurements outside a tuning table: {quoted}"
+
+
+@pytest.mark.parametrize("table", TUNING_TABLES)
+def test_tuning_tables_cite_results_that_exist(table):
+    text = (ROOT / table).read_text()
+    cited = re.findall(r"results/[\w./-]+", text)
+    assert cited, f"{table} cites no results file"
+    for path in cited:
+        assert (ROOT / path.rstrip(".")).exists(), f"{table} cites {path}, which does not exist"
+
+
+def test_cxx_counting_rule(tmp_path):
+    path = tmp_path / "sample.h"
+    path.write_text("// header\n// two\n#pragma once\n/* block\n   more */\nint x;  // trailing\n\n// why\nint y;\n")
+    comments, code, header = cxx_comment_lines(path)
+    assert (len(comments), code, header) == (5, 3, 2)

@@ -78,19 +78,24 @@ def functions(disassembly: str) -> dict[str, list[str]]:
     return found
 
 
-# Backward loops exist for the dtypes relu has a gradient for (Format::kHasGradient) only.
+# Backward loops exist for the dtypes relu has a gradient for (Format::kHasGradient) only, and
+# relu_squared's loops, both ways, for those dtypes alone. The activation is the loops' first
+# template argument (relu-common/activations.h).
 GRADIENT_DTYPES = {"float32", "float16", "bfloat16", "float64"}
-LOOPS = [(dtype, direction) for dtype in FORMAT_NAMES for direction in ("forward", "backward")
+ACTIVATIONS = {"relu": "(relu_kernel::Activation)0", "relu_squared": "(relu_kernel::Activation)1"}
+LOOPS = [("relu", dtype, direction) for dtype in FORMAT_NAMES for direction in ("forward", "backward")
          if direction == "forward" or dtype in GRADIENT_DTYPES]
+LOOPS += [("relu_squared", dtype, direction) for dtype in FORMAT_NAMES if dtype in GRADIENT_DTYPES
+          for direction in ("forward", "backward")]
 
 
-@pytest.mark.parametrize(("dtype", "direction"), LOOPS, ids=[f"{d}-{w}" for d, w in LOOPS])
-def test_portable_loop_uses_neon(disassembly, direction, dtype):
-    matches = [body for name, body in functions(disassembly).items()
-               if f"{direction}_portable<relu_kernel::{FORMAT_NAMES[dtype]}" in name]
-    assert len(matches) == 1, f"{direction}_portable for {dtype}: {len(matches)} functions"
+@pytest.mark.parametrize(("activation", "dtype", "direction"), LOOPS, ids=[f"{a}-{d}-{w}" for a, d, w in LOOPS])
+def test_portable_loop_uses_neon(disassembly, activation, direction, dtype):
+    prefix = f"{direction}_portable<{ACTIVATIONS[activation]}, relu_kernel::{FORMAT_NAMES[dtype]}"
+    matches = [body for name, body in functions(disassembly).items() if prefix in name]
+    assert len(matches) == 1, f"{activation} {direction}_portable for {dtype}: {len(matches)} functions"
     body = matches[0]
-    assert any(Q_LOAD.match(i) for i in body), f"no 16-byte load in {direction} {dtype}"
-    assert any(Q_STORE.match(i) for i in body), f"no 16-byte store in {direction} {dtype}"
-    if not (dtype == "uint8" and direction == "forward"):  # relu of uint8 is a plain copy
-        assert any(VECTOR_OP.match(i) for i in body), f"no NEON operation in {direction} {dtype}"
+    assert any(Q_LOAD.match(i) for i in body), f"no 16-byte load in {activation} {direction} {dtype}"
+    assert any(Q_STORE.match(i) for i in body), f"no 16-byte store in {activation} {direction} {dtype}"
+    if not (activation == "relu" and dtype == "uint8" and direction == "forward"):  # a plain copy
+        assert any(VECTOR_OP.match(i) for i in body), f"no NEON operation in {activation} {direction} {dtype}"

@@ -1,5 +1,6 @@
-"""The pages a user reads (README.md, the Hub card; PERFORMANCE.md; L2_BAND_CLIFF.md; docs/)
-cite only what the repository holds: every results/ path they name exists, none points at a
+"""The pages a user reads (CARD.md, the Hub card, which README.md links to; PERFORMANCE.md;
+L2_BAND_CLIFF.md; docs/) cite only what the repository holds (the card by absolute links into
+the source repository, read here as paths from its root): every results/ path they name exists, none points at a
 file outside the repository, and the card and PERFORMANCE.md carry no issue or pull-request
 numbers, which mean nothing on the Hub. Those pages, the studies' notes and relu-xpu/README.md
 name no scripts/ or benchmarks/ file the tree lacks (a retired one is named with its commit,
@@ -16,11 +17,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-from stage_release import local_target, markdown_links  # noqa: E402
+from stage_release import SOURCE_BLOB, local_target, markdown_links  # noqa: E402
 
-PAGES = ["README.md", "PERFORMANCE.md", "L2_BAND_CLIFF.md", *sorted(
+PAGES = ["CARD.md", "PERFORMANCE.md", "L2_BAND_CLIFF.md", *sorted(
     p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]
-NO_ISSUE_NUMBERS = ["README.md", "PERFORMANCE.md"]
+NO_ISSUE_NUMBERS = ["CARD.md", "PERFORMANCE.md"]
 # Every page that cites results or scripts: the user's pages, the studies' notes, relu-xpu's.
 CITING = [*PAGES, *sorted(p.relative_to(ROOT).as_posix() for p in [
     *(ROOT / "benchmarks" / "studies").rglob("*.md"), ROOT / "relu-xpu" / "README.md"])]
@@ -41,6 +42,11 @@ _MARKDOWN_NAME = re.compile(r"(?<![\w.\-/<])([\w\-/.]*\w\.md)\b")
 _ISSUE_NUMBER = re.compile(r"(?i)\b(?:issues?|pull requests?|PRs?)\s*#?\s*\d+|(?<![\w/&#])#\d+\b")
 # Files outside any checkout (this machine's shared notes, home or work directories).
 _MACHINE_PATH = re.compile(r"(?<![\w.])(?:/work/|~/|/home/|\$HOME/)")
+
+
+def read(page: str) -> str:
+    """A page's text, its links into the source repository written as paths from its root."""
+    return (ROOT / page).read_text().replace(SOURCE_BLOB, "")
 
 
 def _resolve(page: str, path: str) -> Path:
@@ -106,13 +112,13 @@ def issue_numbers(text: str) -> list[str]:
 
 @pytest.mark.parametrize("page", CITING)
 def test_cited_results_exist(page):
-    missing = missing_results(page, (ROOT / page).read_text())
+    missing = missing_results(page, read(page))
     assert not missing, f"{page} cites results that the repository does not hold: {missing}"
 
 
 @pytest.mark.parametrize("page", CITING)
 def test_cited_scripts_exist(page):
-    missing = missing_scripts(page, (ROOT / page).read_text())
+    missing = missing_scripts(page, read(page))
     assert not missing, (f"{page} cites scripts the tree lacks: {missing}; name a retired one with "
                          "the commit that held it (`<commit>:<path>`)")
 
@@ -127,21 +133,21 @@ def test_results_hold_the_shipped_builds_and_cited_studies_only():
 
 def test_the_pages_cite_results():
     """The parser finds the citations at all (a broken pattern would pass every page)."""
-    cited = {page: cited_results((ROOT / page).read_text()) for page in PAGES}
-    assert len(cited["README.md"]) >= 5, cited["README.md"]
+    cited = {page: cited_results(read(page)) for page in PAGES}
+    assert len(cited["CARD.md"]) >= 5, cited["CARD.md"]
     assert len(cited["PERFORMANCE.md"]) >= 20, cited["PERFORMANCE.md"]
     assert cited["L2_BAND_CLIFF.md"], "L2_BAND_CLIFF.md cites no results file"
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_cites_a_file_outside_the_repository(page):
-    bad = outside_citations(page, (ROOT / page).read_text())
+    bad = outside_citations(page, read(page))
     assert not bad, f"{page} points outside the repository or at files it lacks: {bad}"
 
 
 @pytest.mark.parametrize("page", NO_ISSUE_NUMBERS)
 def test_no_issue_numbers(page):
-    found = issue_numbers((ROOT / page).read_text())
+    found = issue_numbers(read(page))
     assert not found, f"{page} names issues or pull requests, which mean nothing on the Hub: {found}"
 
 

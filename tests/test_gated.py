@@ -218,6 +218,13 @@ def test_compiled_is_decomposed_and_exact(kernel, ops, device, gate, dtype):
     y_eager = call(kernel, gate, x_eager, threshold=0.25) * 3
     y_eager.backward(g)
     assert_same(y, y_eager)
-    assert_same(x.grad, x_eager.grad)
+    # Compiled, x's gradient is autograd's: the halves' gradients summed into zeros, so a zero
+    # may come out +0 where the kernel writes -0. And autograd of (r * r) * b multiplies
+    # grad * b first, the kernel (2a) * b first: two roundings of one exact product, which
+    # agree for the 16-bit dtypes only.
+    wide = dtype in (torch.float32, torch.float64)
+    rtol = 2 * torch.finfo(dtype).eps if wide and gate == "relu_squared_and_mul" else 0
+    atol = torch.finfo(dtype).tiny if wide else 0  # subnormal products round apart too
+    torch.testing.assert_close(x.grad, x_eager.grad, rtol=rtol, atol=atol, equal_nan=True)
     graphs = backend.graphs + backend.fw_graphs + backend.bw_graphs
     assert graphs and not any(ops.name in str(node.target) for gm in graphs for node in gm.graph.nodes)

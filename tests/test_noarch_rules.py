@@ -64,7 +64,7 @@ def layouts(dtype, device):
 @pytest.mark.parametrize("rules, device", RUNS, ids=[f"{r}-rules-on-{d}" for r, d in RUNS])
 @pytest.mark.parametrize("dtype", SUPPORTED_DTYPES + BITS_ONLY_DTYPES, ids=str)
 def test_rules_match_the_reference(noarch, rules, device, dtype):
-    relu, relu_out, _ = noarch.device_kernels(rules)
+    relu, relu_out, _ = noarch.device_kernels(rules)["relu"]
     for name, x in layouts(dtype, device):
         expected = reference_relu(x)
         result = relu(x)
@@ -90,7 +90,7 @@ def test_rules_match_the_reference(noarch, rules, device, dtype):
 @pytest.mark.parametrize("rules, device", RUNS, ids=[f"{r}-rules-on-{d}" for r, d in RUNS])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_backward_rule_matches_the_reference(noarch, rules, device, dtype):
-    _, _, relu_backward = noarch.device_kernels(rules)
+    _, _, relu_backward = noarch.device_kernels(rules)["relu"]
     for name, result in layouts(dtype, device):
         grad = random_input(result.shape, dtype, device)
         assert_bitwise_equal(relu_backward(grad, result), reference_relu_backward(grad, result))
@@ -100,7 +100,7 @@ def test_backward_rule_matches_the_reference(noarch, rules, device, dtype):
 
 @pytest.mark.parametrize("rules, device", RUNS, ids=[f"{r}-rules-on-{d}" for r, d in RUNS])
 def test_rules_raise_the_binding_errors_before_any_write(noarch, rules, device):
-    relu, relu_out, relu_backward = noarch.device_kernels(rules)
+    relu, relu_out, relu_backward = noarch.device_kernels(rules)["relu"]
     x = random_input(64, torch.float32, device)
     with pytest.raises(ValueError, match="supported dtypes are"):
         relu(x > 0)

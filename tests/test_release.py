@@ -40,9 +40,12 @@ CHECK_RELU = """
 
 
 def test_snapshot_layout(snapshot):
-    assert sorted(p.name for p in (snapshot / "build").iterdir()) == sorted(d.name for d in VARIANT_DIRS.values())
+    assert sorted(p.name for p in (snapshot / "build").iterdir() if p.is_dir()) == sorted(
+        d.name for d in VARIANT_DIRS.values())
     assert (snapshot / "benchmarks" / "benchmark.py").is_file()
-    assert (snapshot / "README.md").read_text() == (ROOT / "README.md").read_text()
+    # The card: README.md for the Hub's page, build/CARD.md where kernel-builder's upload reads it.
+    assert (snapshot / "README.md").read_text() == (ROOT / "CARD.md").read_text()
+    assert (snapshot / "build" / "CARD.md").read_text() == (ROOT / "CARD.md").read_text()
 
 
 def test_local_kernels_get_kernel_version_3(snapshot, backend, device):

@@ -1,9 +1,10 @@
-"""relu-common/relu_element.h and relu_squared_element.h, the element logic of every backend
-(the XPU kernel's included, which this project cannot run), compiled with the host's g++ and
-checked by tests/relu_element_check.cpp against its own reference: every float16, bfloat16 and
-int16 bit pattern, every int8/uint8 value, and random words of 16-, 32- and 64-bit lanes;
-relu_squared over every float16 and bfloat16 pattern, random and special float32/float64, and
-its 16-bit conversions."""
+"""relu-common/relu_element.h, relu_squared_element.h and gated_element.h, the element logic of
+every backend (the XPU kernel's included, which this project cannot run), compiled with the
+host's g++ and checked by tests/relu_element_check.cpp against its own reference: every
+float16, bfloat16 and int16 bit pattern, every int8/uint8 value, and random words of 16-, 32-
+and 64-bit lanes; relu_squared over every float16 and bfloat16 pattern, random and special
+float32/float64, and its 16-bit conversions; the gated ops (relu_and_mul, relu_squared_and_mul)
+over every float16 and bfloat16 pattern of a, random and special float32/float64."""
 
 import secrets
 import subprocess
@@ -31,12 +32,13 @@ def test_element_logic_matches_reference(build, tmp_path):
 
 
 def test_checker_catches_a_wrong_semantics(checker_c17):
-    """Against a reference that keeps NaN (torch's CPU relu; for relu_squared, NaN squared) the
-    checker must fail: it can tell a kernel that gets the NaN lanes wrong from one that does
-    not."""
+    """Against a reference that keeps NaN (torch's CPU relu; for relu_squared, NaN squared; for
+    the gated ops, a NaN a through the gate) the checker must fail: it can tell a kernel that
+    gets the NaN lanes wrong from one that does not."""
     run = subprocess.run([str(checker_c17), "1", "--mutant"], capture_output=True, text=True)
     assert run.returncode == 1, run.stdout + run.stderr
     for name in ("float32", "float64", "float16", "bfloat16"):
-        for label in (name, f"relu_squared<{name}>"):
+        for label in (name, f"relu_squared<{name}>", f"relu_and_mul<{name}>",
+                      f"relu_squared_and_mul<{name}>"):
             line = next(l for l in run.stdout.splitlines() if l.startswith(label + " "))
             assert not line.endswith(" 0 failures"), line

@@ -302,7 +302,10 @@ def test_compiled_is_decomposed_and_exact(kernel, ops, device, dtype):
     y_eager = kernel.relu_squared(x_eager) * 3
     y_eager.backward(g)
     assert_bitwise_equal(y, y_eager)
-    assert_same_gradient(x.grad, x_eager.grad)
+    # Compiled, the gradient is autograd's of r * r: (grad * x) doubled, where the kernel rounds
+    # (2x) * grad once. Equal but where grad * x is subnormal in float32 or float64.
+    atol = torch.finfo(dtype).tiny if dtype in (torch.float32, torch.float64) else 0
+    torch.testing.assert_close(x.grad, x_eager.grad, rtol=0, atol=atol, equal_nan=True)
     graphs = backend.graphs + backend.fw_graphs + backend.bw_graphs
     assert graphs
     assert not any(ops.name in str(node.target) for gm in graphs for node in gm.graph.nodes)

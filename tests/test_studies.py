@@ -54,10 +54,10 @@ print("RESULTS " + json.dumps(results))
 
 
 CPU_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "training_step.py", "noarch_rules.py",
-             "relu_squared.py"]
+             "relu_squared.py", "gated.py"]
 # Where a GPU is (the H200 suite): the GPU paths too (graph replay, the queued sampler, Triton).
 CUDA_SMOKE = ["sweep.py", "views.py", "compare.py", "dtypes.py", "compile_blocks.py", "training_step.py",
-              "noarch_rules.py", "relu_squared.py"]
+              "noarch_rules.py", "relu_squared.py", "gated.py"]
 SMOKE = [("cpu", name) for name in CPU_SMOKE] + [("cuda", name) for name in CUDA_SMOKE] * torch.cuda.is_available()
 
 
@@ -85,6 +85,12 @@ def smoke_runs(out: Path, device: str) -> dict[str, list[str]]:
         "relu_squared.py": ["--device", device, "--standin", "--sizes", "4KiB", "--train-sizes", "64KiB", "--dtypes",
                             "bfloat16", "--train-dtypes", "float32", "--no-compile", "--repeats", "1", *host,
                             "--out", str(out / "relu_squared")],
+        # The CPU: on the stand-ins, the check against kernels-community's kernel included (its
+        # CUDA build is not here); a GPU: the build, whose gated ops the CUDA suite tests.
+        "gated.py": ["--device", device,
+                     *(["--standin"] if device == "cpu" else ["--kernel", kernel, "--no-activation"]),
+                     "--sizes", "64KiB", "--train-sizes", "64KiB", "--mlp-rows", "0", "--dtypes", "bfloat16",
+                     "--train-dtypes", "float32", "--no-compile", "--repeats", "1", *host, "--out", str(out / "gated")],
     }
 
 
@@ -125,11 +131,29 @@ def test_smoke_run(script_runs, device, name):
     out, results = script_runs
     result = results[f"smoke {device} {name}"]
     assert result["exit"] == 0, result["error"]
-    # The sweep and the views record a failing peer or point and go on: none may fail here.
-    written = {"sweep.py": "sweep/sweep.json", "views.py": "views/views.json"}.get(name)
+    # The sweep, the views and gated.py record a failing peer or point and go on: none may fail here.
+    written = {"sweep.py": "sweep/sweep.json", "views.py": "views/views.json", "gated.py": "gated/gated.json"}.get(name)
     if written:
         records = json.loads((out / device / written).read_text())["records"]
         assert records and not [r for r in records if "error" in r], [r for r in records if "error" in r]
+
+
+def test_gated_smoke_times_every_form_and_checks_the_peer(script_runs):
+    """The CPU smoke run of gated.py (stand-ins): every form timed, ours and the eager peer in
+    each, and the bit-for-bit check against kernels-community's kernel for three dtypes."""
+    out, _ = script_runs
+    records = json.loads((out / "cpu" / "gated" / "gated.json").read_text())["records"]
+    timed = {(r["form"], r["peer"]) for r in records if "us" in r}
+    for form, ours, eager in [("relu_and_mul", "relu_and_mul", "eager"),
+                              ("fatrelu_and_mul", "relu_and_mul_t", "eager_t"),
+                              ("relu_squared_and_mul", "relu_squared_and_mul", "eager_sq"),
+                              ("ReGLU", "ReGLU", "eager_reglu"), ("FatreluAndMul", "FatreluAndMul", "eager_fatrelu"),
+                              ("SReGLU", "SReGLU", "eager_sreglu")]:
+        assert {(form, ours), (form, eager)} <= timed, (form, sorted(timed))
+    assert ("fatrelu_and_mul", "activation") in timed
+    checked = {r["dtype"] for r in records if r["op"] == "activation-check" and "bit_differences" in r}
+    assert checked == {"float32", "float16", "bfloat16"}, checked
+    assert "NaN-free inputs" in (out / "cpu" / "gated" / "gated.md").read_text()
 
 
 L2_BAND_PEERS = {"relu_out", "copy_", "clamp_min_out", "relu", "torch.relu", "clone"}
@@ -226,6 +250,8 @@ def test_cuda_study_compiles(source, tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not found")
+    if tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 11):
+        pytest.skip("the CUDA sources use torch >= 2.11's header-only headers, as the build does")
     # torch's include dir: the product headers a study includes reach its header-only dtype enum
     torch_include = str(Path(torch.__file__).parent / "include")
     done = subprocess.run([nvcc, "-std=c++20", "-arch=sm_90", "-c", str(source), "-o", str(tmp_path / "study.o"),

@@ -1,8 +1,8 @@
 """What can be checked of the XPU backend here, with no SYCL compiler, Intel GPU or XPU torch:
 
-- the work-item code of the kernels (relu-xpu/relu_xpu_items.h), relu and relu_squared,
-  compiled with g++ and run on the CPU one work-item at a time, against the tests' reference
-  (tests/xpu_items_check.cpp);
+- the work-item code of the kernels (relu-xpu/relu_xpu_items.h), relu, relu_squared and the
+  gated ops, compiled with g++ and run on the CPU one work-item at a time, against the tests'
+  reference (tests/xpu_items_check.cpp);
 - build.toml's [kernel.relu_xpu] accepted by kernels' own parser, and listing every file of
   this repository that the XPU sources include (kernel-builder copies only listed files);
 - relu-xpu/relu_xpu.cpp reaching no header of torch's C++ API (ATen, c10, torch/all.h,
@@ -70,9 +70,10 @@ def run_checker(checker: Path, *args: str) -> str:
 
 
 def test_work_items_match_reference(items_checker):
-    """relu on every dtype and relu_squared on its four, forward and backward: every offset of
-    each array within 16 bytes, in place, sizes around each head/vector/tail boundary, the
-    real launch size and looping work-items, guard bytes."""
+    """relu on every dtype, relu_squared and the gated ops on their four, forward and backward
+    (the gated ops' two passes): every offset of each array within 16 bytes, in place, sizes
+    around each head/vector/tail boundary, the real launch size and looping work-items, guard
+    bytes."""
     run_checker(items_checker)
 
 

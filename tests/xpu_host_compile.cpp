@@ -24,3 +24,20 @@ RELU_INSTANTIATE_KERNELS(kReluSquared, Float32Format)
 RELU_INSTANTIATE_KERNELS(kReluSquared, Float16Format)
 RELU_INSTANTIATE_KERNELS(kReluSquared, BFloat16Format)
 RELU_INSTANTIATE_KERNELS(kReluSquared, Float64Format)
+
+#define RELU_INSTANTIATE_GATED_KERNELS(GATE, FORMAT)                                            \
+  template struct GatedKernel<relu_kernel::XpuGatedOp<relu_kernel::Gate::GATE,                \
+                                                      relu_kernel::FORMAT>>;                  \
+  template struct GatedKernel<relu_kernel::XpuGatedGradAOp<relu_kernel::Gate::GATE,           \
+                                                           relu_kernel::FORMAT>>;             \
+  template struct GatedKernel<relu_kernel::XpuGatedGradBOp<relu_kernel::Gate::GATE,           \
+                                                           relu_kernel::FORMAT>>;
+
+RELU_INSTANTIATE_GATED_KERNELS(kReluAndMul, Float32Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluAndMul, Float16Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluAndMul, BFloat16Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluAndMul, Float64Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluSquaredAndMul, Float32Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluSquaredAndMul, Float16Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluSquaredAndMul, BFloat16Format)
+RELU_INSTANTIATE_GATED_KERNELS(kReluSquaredAndMul, Float64Format)

@@ -1,7 +1,7 @@
 // Runs the XPU kernels' work-item code (relu-xpu/relu_xpu_items.h) on the CPU: every
 // work-item of a launch in turn, as the device would run them in some order, and compares
 // the result with the tests' reference (tests/element_reference.h). Covers relu on every
-// dtype and relu_squared on the four it takes (forward and backward), every
+// dtype, relu_squared and the gated ops on the four they take (forward and backward), every
 // offset of each array within 16 bytes (aligned and mutually misaligned arrays), in place,
 // sizes around every head/vector/tail boundary, the real launch size and small ones that make
 // each work-item loop, and guard bytes around the output that must stay untouched.
@@ -219,6 +219,137 @@ void check_format() {
               g_failures - failures_before);
 }
 
+// ---- The gated ops: gated_pass and gated_item, the forward pass and the backward's two, the
+// thresholds the binding passes (0, 0.5, -1) as the XPU entry points take them (in OpMath).
+using relu_kernel::Gate;
+
+template <Gate kGate>
+constexpr bool kSquaredGate = kGate == Gate::kReluSquaredAndMul;
+
+template <Gate kGate>
+std::string gate_name() {
+  return kSquaredGate<kGate> ? "relu_squared_and_mul" : "relu_and_mul";
+}
+
+double random_threshold() {
+  const double thresholds[] = {0.0, 0.5, -1.0};
+  return thresholds[next_random() % 3];
+}
+
+template <typename Op>
+void run_gated_pass(const relu_kernel::GatedPass<Op>& pass, int64_t items) {
+  for (int64_t item = 0; item < items; ++item) relu_kernel::gated_item<Op>(pass, item, items);
+}
+
+template <Gate kGate, typename Fmt>
+void check_gated_forward(int64_t n, int a_offset, int b_offset, int out_offset,
+                         int64_t forced_items) {
+  using Op = relu_kernel::XpuGatedOp<kGate, Fmt>;
+  constexpr int kSize = int(sizeof(typename Op::Element));
+  const RefFormat f = ref_format<Fmt>();
+  const double threshold = random_threshold();
+  Buffer a(kSize, n, a_offset), b(kSize, n, b_offset), out(kSize, n, out_offset);
+  fill_random<Fmt>(a, n);
+  fill_random<Fmt>(b, n);
+  const void* inputs[] = {a.data(), b.data()};
+  const auto pass = relu_kernel::gated_pass(
+      Op{typename relu_kernel::OpMath<Fmt>::Type(threshold)}, inputs, out.data(), n);
+  const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(pass.split);
+  const std::string where = describe((gate_name<kGate>() + " forward").c_str(), f.name, n, items,
+                                     {a_offset, b_offset, out_offset});
+  check_split(pass.split, n, kSize, {a.data(), b.data(), out.data()}, where);
+  run_gated_pass(pass, items);
+  for (int64_t i = 0; i < n; ++i) {
+    ++g_checks;
+    const uint64_t expected = ref_gated(f, kSquaredGate<kGate>, element_bits<Fmt>(a.data(), i),
+                                        element_bits<Fmt>(b.data(), i), threshold);
+    if (!ref_same(f, element_bits<Fmt>(out.data(), i), expected)) {
+      fail(where + ": element " + std::to_string(i));
+      break;
+    }
+  }
+  ++g_checks;
+  if (!out.guards_intact()) fail(where + ": wrote outside the output");
+}
+
+// offsets: grad_out, a, b, grad_a, grad_b.
+template <Gate kGate, typename Fmt>
+void check_gated_backward(int64_t n, const std::vector<int>& offsets, int64_t forced_items) {
+  using GradA = relu_kernel::XpuGatedGradAOp<kGate, Fmt>;
+  using GradB = relu_kernel::XpuGatedGradBOp<kGate, Fmt>;
+  constexpr int kSize = int(sizeof(typename GradA::Element));
+  const RefFormat f = ref_format<Fmt>();
+  const double threshold = random_threshold();
+  const auto t = typename relu_kernel::OpMath<Fmt>::Type(threshold);
+  Buffer g(kSize, n, offsets[0]), a(kSize, n, offsets[1]), b(kSize, n, offsets[2]);
+  Buffer grad_a(kSize, n, offsets[3]), grad_b(kSize, n, offsets[4]);
+  fill_random<Fmt>(g, n);
+  fill_random<Fmt>(a, n);
+  fill_random<Fmt>(b, n);
+  const void* a_inputs[] = {g.data(), a.data(), b.data()};
+  const void* b_inputs[] = {g.data(), a.data()};
+  const auto a_pass = relu_kernel::gated_pass(GradA{t}, a_inputs, grad_a.data(), n);
+  const auto b_pass = relu_kernel::gated_pass(GradB{t}, b_inputs, grad_b.data(), n);
+  const int64_t a_items = forced_items > 0 ? forced_items : relu_kernel::launch_items(a_pass.split);
+  const int64_t b_items = forced_items > 0 ? forced_items : relu_kernel::launch_items(b_pass.split);
+  const std::string where =
+      describe((gate_name<kGate>() + " backward").c_str(), f.name, n, a_items, offsets);
+  check_split(a_pass.split, n, kSize, {g.data(), a.data(), b.data(), grad_a.data()}, where);
+  check_split(b_pass.split, n, kSize, {g.data(), a.data(), grad_b.data()}, where);
+  run_gated_pass(a_pass, a_items);
+  run_gated_pass(b_pass, b_items);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t gi = element_bits<Fmt>(g.data(), i), ai = element_bits<Fmt>(a.data(), i),
+                   bi = element_bits<Fmt>(b.data(), i);
+    g_checks += 2;
+    if (!ref_same(f, element_bits<Fmt>(grad_a.data(), i),
+                  ref_gated_grad_a(f, kSquaredGate<kGate>, gi, ai, bi, threshold))) {
+      fail(where + ": grad_a element " + std::to_string(i));
+      break;
+    }
+    if (!ref_same(f, element_bits<Fmt>(grad_b.data(), i),
+                  ref_gated_grad_b(f, kSquaredGate<kGate>, gi, ai, threshold))) {
+      fail(where + ": grad_b element " + std::to_string(i));
+      break;
+    }
+  }
+  g_checks += 2;
+  if (!grad_a.guards_intact()) fail(where + ": wrote outside grad_a");
+  if (!grad_b.guards_intact()) fail(where + ": wrote outside grad_b");
+}
+
+template <Gate kGate, typename Fmt>
+void check_gated_format() {
+  const long long failures_before = g_failures;
+  const long long checks_before = g_checks;
+  constexpr int kSize = int(sizeof(typename Fmt::Storage));
+  std::vector<int64_t> sizes;
+  for (int64_t n = 0; n <= 3 * 16 / kSize + 2; ++n) sizes.push_back(n);
+  for (int64_t n : {63, 64, 65, 255, 256, 257, 1000, 4099}) sizes.push_back(n);
+  sizes.push_back(int64_t(5000 + next_random() % 3000));
+  const int64_t item_counts[] = {0, 1, 7, 256};
+  auto random_offset = [] { return int(next_random() % 16) / kSize * kSize; };
+  for (int64_t n : sizes) {
+    for (int64_t items : item_counts) {
+      for (int o = 0; o < 16; o += kSize) {  // every array at one offset: the vector path
+        check_gated_forward<kGate, Fmt>(n, o, o, o, items);
+        check_gated_backward<kGate, Fmt>(n, {o, o, o, o, o}, items);
+      }
+      for (int k = 0; k < 8; ++k) {  // mixed offsets: b d elements past a, a fresh output, ...
+        check_gated_forward<kGate, Fmt>(n, random_offset(), random_offset(), random_offset(),
+                                        items);
+        check_gated_backward<kGate, Fmt>(n,
+                                         {random_offset(), random_offset(), random_offset(),
+                                          random_offset(), random_offset()},
+                                         items);
+      }
+    }
+  }
+  const std::string name = gate_name<kGate>() + "<" + ref_format<Fmt>().name + ">";
+  std::printf("%-30s %10lld checks, %lld failures\n", name.c_str(), g_checks - checks_before,
+              g_failures - failures_before);
+}
+
 // The split and the launch size of sizes far too large to allocate here: the counts add up
 // in 64 bits and the global range stays below 2^31.
 void check_huge_splits() {
@@ -298,6 +429,14 @@ int main(int argc, char** argv) {
     check_format<Activation::kReluSquared, relu_kernel::Float64Format>();
     check_format<Activation::kReluSquared, relu_kernel::Float16Format>();
     check_format<Activation::kReluSquared, relu_kernel::BFloat16Format>();
+    check_gated_format<Gate::kReluAndMul, relu_kernel::Float32Format>();
+    check_gated_format<Gate::kReluAndMul, relu_kernel::Float64Format>();
+    check_gated_format<Gate::kReluAndMul, relu_kernel::Float16Format>();
+    check_gated_format<Gate::kReluAndMul, relu_kernel::BFloat16Format>();
+    check_gated_format<Gate::kReluSquaredAndMul, relu_kernel::Float32Format>();
+    check_gated_format<Gate::kReluSquaredAndMul, relu_kernel::Float64Format>();
+    check_gated_format<Gate::kReluSquaredAndMul, relu_kernel::Float16Format>();
+    check_gated_format<Gate::kReluSquaredAndMul, relu_kernel::BFloat16Format>();
     check_huge_splits();
   }
   std::printf("%lld checks, %lld failures\n", g_checks, g_failures);

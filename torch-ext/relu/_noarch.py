@@ -90,9 +90,10 @@ def _gated_kernels(gate: str) -> tuple:
     return forward, forward_out, backward
 
 
-def device_kernels(device_type: str) -> tuple:
-    """(relu, relu_out, relu_backward) by `device_type`'s rules, checked as the binding checks.
-    They take tensors of any device: the tests run the XPU rules on CPU and CUDA tensors."""
+def device_kernels(device_type: str) -> dict:
+    """{op: (forward, forward into out, backward)} on `device_type`, checked as the binding checks;
+    relu by the device's rules, the others by their definitions. They take tensors of any
+    device: the tests run the XPU rules on CPU and CUDA tensors."""
     rules: dict = {}
 
     def rule_of(x):
@@ -108,11 +109,40 @@ def device_kernels(device_type: str) -> tuple:
         relu_rule = rule_of(x)  # x's dtype first, as the binding checks
         relu_rule(_input_to_read(out, x), out)
 
-    return relu, relu_out, _relu_backward
+    return {"relu": (relu, relu_out, _relu_backward),
+            "relu_squared": (_relu_squared, _relu_squared_out, _relu_squared_backward),
+            "relu_and_mul": _gated_kernels("relu_and_mul"),
+            "relu_squared_and_mul": _gated_kernels("relu_squared_and_mul")}
 
 
 _KERNELS = {device_type: device_kernels(device_type) for device_type in ("cpu", "cuda", "xpu")}
+_SUFFIXES = ("", "_out", "_backward")
 _LIBRARIES: list = []
+
+
+def eager_kernels(ops, backend: str) -> dict:
+    """{op: (forward, forward into out, backward)} for the eager path: the kernels called
+    directly, past the torch.library round trip (a dispatch into Python and back, dearer than
+    relu), for plain tensors on one of this variant's devices; anything else (a subclass that
+    may handle the op itself, mixed devices) takes the op. Public API only: under a torch
+    dispatch mode or a functorch transform the kernels' torch ops are what it sees."""
+    served = {device: _KERNELS[device] for device in ("cpu", backend)}
+    plain = torch.Tensor
+
+    def direct(name: str, index: int):
+        overload = getattr(ops, name + _SUFFIXES[index]).default
+        by_device = {device: kernels[name][index] for device, kernels in served.items()}
+
+        def call(first, *rest):
+            kernel = by_device.get(first.device.type) if type(first) is plain else None
+            if kernel is None or any(type(t) is not plain or t.device != first.device
+                                     for t in rest if isinstance(t, torch.Tensor)):
+                return overload(first, *rest)
+            return kernel(first, *rest)
+
+        return call
+
+    return {name: tuple(direct(name, index) for index in range(3)) for name in _KERNELS["cpu"]}
 
 
 def register_ops(namespace: str, backend: str, dtype_table: str):
@@ -137,16 +167,10 @@ def register_ops(namespace: str, backend: str, dtype_table: str):
     # The binding's answer is the SIMD variant of its CPU kernel; here torch's ops run.
     library.impl("cpu_isa", lambda: "torch (no CPU kernel of its own)", "CompositeExplicitAutograd")
     for device_type in dict.fromkeys(("cpu", backend)):
-        for op, kernel in zip(("relu", "relu_out", "relu_backward"), _KERNELS[device_type]):
-            # Below autograd, as a C++ kernel: the Autograd key falls through to it (functions.py),
-            # so it may get tensors that require grad, and its torch ops must record nothing.
-            library.impl(op, torch.no_grad()(kernel), device_type.upper())
-        # relu_squared and the gated ops: their definitions in torch ops, the same on every device.
-        for op, kernel in zip(("relu_squared", "relu_squared_out", "relu_squared_backward"),
-                              (_relu_squared, _relu_squared_out, _relu_squared_backward)):
-            library.impl(op, torch.no_grad()(kernel), device_type.upper())
-        for gate in ("relu_and_mul", "relu_squared_and_mul"):
-            for suffix, kernel in zip(("", "_out", "_backward"), _gated_kernels(gate)):
-                library.impl(gate + suffix, torch.no_grad()(kernel), device_type.upper())
+        for name, kernels in _KERNELS[device_type].items():
+            for suffix, kernel in zip(_SUFFIXES, kernels):
+                # Below autograd, as a C++ kernel: the Autograd key falls through to it
+                # (functions.py), so it may get tensors that require grad: record nothing.
+                library.impl(name + suffix, torch.no_grad()(kernel), device_type.upper())
     _LIBRARIES.append(library)  # a Library unregisters its ops when collected
     return ops

@@ -1,14 +1,16 @@
-"""The one call path every op of the family shares. Eager: the binding's op (no C++ autograd in
-the stable ABI, so a call that records a gradient goes through OpFunction); traced by Dynamo:
+"""The one call path of every op of the family. Eager: the binding's op, and for a call that
+records a gradient OpFunction around it (the stable ABI has no C++ autograd). Traced by Dynamo:
 the op's definition in torch ops, checked at trace time, which Inductor fuses with its
 neighbours (the op would be opaque to it)."""
 
+import functools
 from typing import Callable, NamedTuple, Optional
 
 import torch
 from torch.autograd import forward_ad
 
 from . import _dtypes
+from . import _ops as _ops_module
 from ._allocation import raise_torch_allocation_error
 
 _is_grad_enabled = torch.is_grad_enabled
@@ -18,17 +20,17 @@ _increment_version = torch.autograd.graph.increment_version
 
 
 class Op(NamedTuple):
-    """One op of the family: the binding's ops and the definition in torch ops, each taking
-    the op's extra arguments (relu_and_mul's threshold) after its tensors."""
+    """One op: the binding's three ops and the definition, each taking the op's extra arguments
+    (relu_and_mul's threshold) after its tensors."""
 
     name: str
     forward: Callable  # (x, *extra) -> result
     forward_out: Callable  # (out, x, *extra) -> None
     backward: Callable  # (grad, saved, *extra) -> grad_x
-    defined: Callable  # forward as traced
-    defined_backward: Callable  # backward as traced or differentiated again
+    traced: Callable  # forward under Dynamo, differentiable as written
+    differentiable_backward: Callable  # backward with create_graph
     check: Callable  # (x, out): the binding's errors, typed as torch types them
-    check_gradient: Callable  # (x): x requires grad in a dtype without one
+    check_gradient: Callable  # (x): x requires grad in a dtype without a gradient
     saves_result: bool  # the gradient reads the result (relu) rather than x
 
 
@@ -42,13 +44,12 @@ def records_gradient(x: torch.Tensor, other: Optional[torch.Tensor] = None) -> b
 
 
 class OpFunction(torch.autograd.Function):
-    """One backward kernel pass; with create_graph, and under torch.compile, the backward is the
-    definition in torch ops: differentiable again, and fused by Inductor."""
+    """One backward kernel pass; with create_graph, a backward differentiable again."""
 
     @staticmethod
     def forward(ctx, x, name, *extra):
         op = _OPS[name]
-        result = op.defined(x, *extra) if _is_dynamo_compiling() else op.forward(x, *extra)
+        result = op.forward(x, *extra)
         ctx.save_for_backward(result if op.saves_result else x)
         ctx.name, ctx.extra = name, extra
         return result
@@ -57,19 +58,13 @@ class OpFunction(torch.autograd.Function):
     def backward(ctx, grad):
         (saved,) = ctx.saved_tensors
         op, nones = _OPS[ctx.name], (None,) * (1 + len(ctx.extra))
-        if _is_grad_enabled() or _is_dynamo_compiling():
-            return op.defined_backward(grad, saved, *ctx.extra), *nones
+        if _is_grad_enabled() or forward_ad._current_level >= 0:
+            return op.differentiable_backward(grad, saved, *ctx.extra), *nones
         try:
             return op.backward(grad, saved, *ctx.extra), *nones
         except RuntimeError as error:
             raise_torch_allocation_error(error, saved)
             raise
-
-
-def _differentiable(op: Op, x: torch.Tensor, extra: tuple) -> torch.Tensor:
-    if x.requires_grad and x.dtype not in _dtypes.GRADIENT:
-        op.check_gradient(x)  # torch lets float8 require grad
-    return OpFunction.apply(x, op.name, *extra)
 
 
 def _raise_out_requires_grad(name: str):
@@ -81,40 +76,49 @@ def _raise_out_requires_grad(name: str):
 
 
 def _traced(op: Op, x: torch.Tensor, out: Optional[torch.Tensor], extra: tuple) -> torch.Tensor:
-    # Checked at trace time, so before anything is written; out partially overlapping x needs
-    # no check here: the graph reads all of x before it writes out.
+    # At trace time, so before anything is written; no overlap check: the graph reads all of x
+    # before it writes out.
     records = records_gradient(x, out)
     if out is not None and records:
         op.check(x, None)
         _raise_out_requires_grad(op.name)
     op.check(x, out)
-    if out is None:
-        return _differentiable(op, x, extra) if records else op.defined(x, *extra)
-    return out.copy_(op.defined(x, *extra))
+    if out is not None:
+        return out.copy_(op.traced(x, *extra))
+    if records and x.requires_grad and x.dtype not in _dtypes.GRADIENT:
+        op.check_gradient(x)
+    return op.traced(x, *extra)
 
 
-def op_call(ops, name: str, defined: Callable, defined_backward: Callable, check: Callable,
-            check_gradient: Callable, saves_result: bool) -> Callable:
-    """<name>(x, out=None, *extra) as the public function runs it, over ops.<name>, <name>_out and
-    <name>_backward."""
-    binding = (getattr(ops, name + suffix).default for suffix in ("", "_out", "_backward"))
-    op = _OPS[name] = Op(name, *binding, defined, defined_backward, check, check_gradient, saves_result)
+def binding_ops(ops, name: str) -> tuple:
+    """ops.<name>, <name>_out and <name>_backward as the eager path calls them: a noarch variant's
+    Python kernels directly (_noarch.eager_kernels), a compiled variant's ops."""
+    if name in _ops_module.__dict__.get("eager", ()):
+        return _ops_module.eager[name]
+    return tuple(getattr(ops, name + suffix).default for suffix in ("", "_out", "_backward"))
+
+
+def op_call(op: Op) -> Callable[[Callable], Callable]:
+    """Decorates the public function's signature and docstring with the call path of `op`,
+    name(x, out=None, *extra); the decorated body never runs."""
+    _OPS[op.name] = op
     name, forward, forward_out, check = op.name, op.forward, op.forward_out, op.check
 
     def call(x: torch.Tensor, out: Optional[torch.Tensor] = None, *extra) -> torch.Tensor:
         try:
             if _is_dynamo_compiling():
                 return _traced(op, x, out, extra)
-            # records_gradient written out: every eager call runs this line.
+            # records_gradient written out: every eager call runs these lines.
             if out is None:
                 if (x.requires_grad and _is_grad_enabled()) or forward_ad._current_level >= 0:
-                    return _differentiable(op, x, extra)
-                return forward(x, *extra)
+                    if x.requires_grad and x.dtype not in _dtypes.GRADIENT:
+                        op.check_gradient(x)  # torch lets float8 require grad
+                    return OpFunction.apply(x, name, *extra)
+                return forward(x, *extra) if extra else forward(x)  # no star call where none is needed
             if ((x.requires_grad or out.requires_grad) and _is_grad_enabled()) or forward_ad._current_level >= 0:
                 _raise_out_requires_grad(name)
-            forward_out(out, x, *extra)
-            # As torch's out= ops: a saved tensor overwritten must make backward raise.
-            _increment_version(out)
+            forward_out(out, x, *extra) if extra else forward_out(out, x)
+            _increment_version(out)  # as torch's out= ops: a saved tensor overwritten makes backward raise
             return out
         except AttributeError:
             if not isinstance(x, torch.Tensor) or not isinstance(out, (torch.Tensor, type(None))):
@@ -135,4 +139,4 @@ def op_call(ops, name: str, defined: Callable, defined_backward: Callable, check
             raise_torch_allocation_error(error, x)
             raise
 
-    return call
+    return lambda signature: functools.wraps(signature)(call)

@@ -1,5 +1,6 @@
-"""relu(), and what the ops need in Python: fake kernels for tracing, and the Autograd key's
-fallthrough (the stable ABI cannot build a graph node; the public functions carry the gradient)."""
+"""relu(), and what the binding's ops need in Python: fake kernels for tracing, and the Autograd
+key's fallthrough (the stable ABI cannot build a graph node; the public functions carry the
+gradient)."""
 
 from typing import Optional
 
@@ -8,51 +9,65 @@ import torch
 from . import _dtypes
 from ._allocation import raise_torch_allocation_error
 from ._checks import check_arguments, check_gradient_dtype
-from ._op_call import op_call, records_gradient
+from ._op_call import Op, binding_ops, op_call, records_gradient
 from ._ops import add_op_namespace_prefix, ops
 
-
-def _defined(x: torch.Tensor) -> torch.Tensor:
-    # By what aten can do: unsigned is never negative (and has no CPU comparison past uint8);
-    # float8 has no CPU comparison and Inductor cannot promote it in where, so it keeps the op.
-    if x.dtype in _dtypes.UNSIGNED:
-        return x.clone()
-    if x.dtype in _dtypes.WHERE:
-        return torch.where(x > 0, x, 0)
-    return ops.relu.default(x)
+_relu_backward = ops.relu_backward.default
 
 
-class _ReluBackwardFunction(torch.autograd.Function):
-    """relu_backward, differentiable again (create_graph: gradient penalties, Hessian-vector
-    products): linear in grad_out with the same mask, and flat in result."""
+class _ReluTracedFunction(torch.autograd.Function):
+    """The compiled gradient from the result, as relu_backward takes it: autograd of
+    where(x > 0, x, 0) would also keep the mask x > 0, a byte per element held for backward."""
 
     @staticmethod
-    def forward(ctx, grad_out, result):
+    def forward(ctx, x):
+        result = torch.where(x > 0, x, 0)
         ctx.save_for_backward(result)
-        return ops.relu_backward.default(grad_out, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return _defined_backward(grad, result), None
-
-
-def _defined_backward(grad: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
-    # From the result, as relu_backward: autograd of where(x > 0, x, 0) would keep x > 0 as well.
-    if torch.compiler.is_dynamo_compiling():
         return torch.where(result > 0, grad, 0)
+
+
+def _traced(x: torch.Tensor) -> torch.Tensor:
+    # By what aten can do: unsigned is never negative (and has no CPU comparison past uint8);
+    # float8 has no CPU comparison and Inductor cannot promote it in where: it keeps the op.
+    if x.dtype in _dtypes.UNSIGNED:
+        return x.clone()
+    if x.dtype in _dtypes.WHERE:
+        return _ReluTracedFunction.apply(x) if records_gradient(x) else torch.where(x > 0, x, 0)
+    return ops.relu.default(x)
+
+
+class _ReluBackwardFunction(torch.autograd.Function):
+    """relu_backward, differentiable again (gradient penalties, Hessian-vector products): linear
+    in grad_out with the same mask, and flat in result."""
+
+    @staticmethod
+    def forward(ctx, grad_out, result):
+        ctx.save_for_backward(result)
+        return _relu_backward(grad_out, result)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return _differentiable_backward(grad, result), None
+
+
+def _differentiable_backward(grad: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
     try:
         if records_gradient(grad, result):
             return _ReluBackwardFunction.apply(grad, result)
-        return ops.relu_backward.default(grad, result)
+        return _relu_backward(grad, result)
     except RuntimeError as error:
         raise_torch_allocation_error(error, result)
         raise
 
 
-_relu = op_call(ops, "relu", _defined, _defined_backward, check_arguments, check_gradient_dtype, saves_result=True)
-
-
+@op_call(Op("relu", *binding_ops(ops, "relu"), _traced, _differentiable_backward, check_arguments,
+            check_gradient_dtype, saves_result=True))
 def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """ReLU: ``out = x > 0 ? x : 0`` elementwise (NaN -> 0, -0.0 -> +0.0).
 
@@ -74,7 +89,6 @@ def relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
             repeated elements.
         RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
     """
-    return _relu(x, out)
 
 
 # What kernels' function mapping (kernelize with a function) reads, as layers.ReLU declares.

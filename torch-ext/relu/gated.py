@@ -8,20 +8,21 @@ import torch
 
 from ._checks import check_gated_arguments
 from ._definitions import gated_backward, gated_forward
-from ._op_call import op_call
+from ._op_call import Op, binding_ops, op_call
 from ._ops import ops
 
 
-def _gated_op(name: str):
+def _gated_op(name: str) -> Op:
     # Saves x, as eager torch keeps both halves. relu_and_mul's ops take the threshold, the
     # squared ones none (the definitions' default, 0.0).
     check = functools.partial(check_gated_arguments, op=name)
-    return op_call(ops, name, functools.partial(gated_forward, name), functools.partial(gated_backward, name),
-                   check, lambda x: check(x, None), saves_result=False)
+    return Op(name, *binding_ops(ops, name), functools.partial(gated_forward, name),
+              functools.partial(gated_backward, name), check, lambda x: check(x, None), saves_result=False)
 
 
-_relu_and_mul = _gated_op("relu_and_mul")
-_relu_squared_and_mul = _gated_op("relu_squared_and_mul")
+@op_call(_gated_op("relu_and_mul"))
+def _relu_and_mul(x, out, threshold):
+    """The call path; relu_and_mul gives threshold its float."""
 
 
 def relu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None, threshold: float = 0.0) -> torch.Tensor:
@@ -49,6 +50,7 @@ def relu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None, threshold:
     return _relu_and_mul(x, out, float(threshold))
 
 
+@op_call(_gated_op("relu_squared_and_mul"))
 def relu_squared_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Squared ReGLU: ``out = (a > 0 ? a * a : 0) * b``, where ``a = x[..., :d]`` and
     ``b = x[..., d:]``, computed in float32 (float64 for float64) in the order ``(a * a) * b``
@@ -57,4 +59,3 @@ def relu_squared_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None) ->
     Args, returns and errors as :func:`relu_and_mul`; the gradient is
     ``grad_a = a > 0 ? ((2 * a) * b) * grad : 0``, ``grad_b = grad * gate(a)``.
     """
-    return _relu_squared_and_mul(x, out)

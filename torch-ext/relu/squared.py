@@ -7,15 +7,15 @@ import torch
 
 from ._checks import check_arguments
 from ._definitions import relu_squared_backward, relu_squared_forward
-from ._op_call import op_call
+from ._op_call import Op, binding_ops, op_call
 from ._ops import ops
 
 _check = functools.partial(check_arguments, op="relu_squared")
+
+
 # Saves x, as many bytes as eager torch's saved relu(x).
-_relu_squared = op_call(ops, "relu_squared", relu_squared_forward, relu_squared_backward, _check,
-                        lambda x: _check(x, None), saves_result=False)
-
-
+@op_call(Op("relu_squared", *binding_ops(ops, "relu_squared"), relu_squared_forward, relu_squared_backward,
+            _check, lambda x: _check(x, None), saves_result=False))
 def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Squared ReLU: ``out = x > 0 ? x * x : 0`` elementwise, as ``F.relu(x).square()``.
 
@@ -37,4 +37,3 @@ def relu_squared(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.T
             repeated elements.
         RuntimeError: ``out`` given while x or out requires grad (as torch's out= ops).
     """
-    return _relu_squared(x, out)
