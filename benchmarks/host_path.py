@@ -95,10 +95,10 @@ def eager_path(ops, private: str = ""):
             if out is None:
                 if (x.requires_grad and is_grad_enabled()) or tangent(x):
                     return differentiable(x, extra)
-                return forward(x, *extra)
+                return forward(x, *extra) if extra else forward(x)
             if ((x.requires_grad or out.requires_grad) and is_grad_enabled()) or tangent(x) or tangent(out):
                 fail(out)
-            forward_out(out, x, *extra)
+            forward_out(out, x, *extra) if extra else forward_out(out, x)
             bump(out)
             return out
         except ValueError:
@@ -111,10 +111,10 @@ def eager_path(ops, private: str = ""):
             if out is None:
                 if (x.requires_grad and is_grad_enabled()) or forward_ad._current_level >= 0:
                     return differentiable(x, extra)
-                return forward(x, *extra)
+                return forward(x, *extra) if extra else forward(x)
             if ((x.requires_grad or out.requires_grad) and is_grad_enabled()) or forward_ad._current_level >= 0:
                 fail(out)
-            forward_out(out, x, *extra)
+            forward_out(out, x, *extra) if extra else forward_out(out, x)
             bump(out)
             return out
         except ValueError:

@@ -117,7 +117,10 @@ def op_call(op: Op) -> Callable[[Callable], Callable]:
                 return forward(x, *extra) if extra else forward(x)  # no star call where none is needed
             if ((x.requires_grad or out.requires_grad) and _is_grad_enabled()) or forward_ad._current_level >= 0:
                 _raise_out_requires_grad(name)
-            forward_out(out, x, *extra) if extra else forward_out(out, x)
+            if extra:
+                forward_out(out, x, *extra)
+            else:
+                forward_out(out, x)
             _increment_version(out)  # as torch's out= ops: a saved tensor overwritten makes backward raise
             return out
         except AttributeError:
