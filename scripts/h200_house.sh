@@ -22,8 +22,8 @@ export PYTHONPATH=$PWD/.site${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 RELU_CUDA_ARCHS=9.0 RELU_TEST_PREBUILT=$PWD RELU_TEST_TARGETS=cuda
 revision=${RELU_GIT_REVISION:-unknown}
 export RELU_GIT_REVISION=$revision
-name=house-$revision
-dir=results/h200/$name
+run=house-$revision
+dir=results/h200/$run
 mkdir -p "$dir" "${OUT:=$dir/out}"
 { echo "revision $revision; new $variant; old $baseline"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
@@ -44,7 +44,7 @@ stage() {  # <name> <seconds> <command...>: time-boxed, logged, then everything 
   timeout "$box" "$@" > "$dir/$name.log" 2>&1
   echo "$name: exit $? in $((SECONDS - begin)) s (box $box s)" >> "$dir/stages.txt"
   tail -4 "$dir/$name.log"
-  tar -czf "$OUT/$name.tar.gz" --exclude "$name/out" -C "$(dirname "$dir")" "$name"
+  tar -czf "$OUT/$run.tar.gz" --exclude "$run/out" -C "$(dirname "$dir")" "$run"
 }
 stage tests 200 python3 -m pytest -q -rfs -p no:cacheprovider -n 8 tests/test_cuda.py tests/test_relu_squared.py \
   tests/test_gated.py tests/test_kernelize.py tests/test_compile.py tests/test_autograd.py tests/test_eager_path.py \
