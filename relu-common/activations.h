@@ -81,22 +81,22 @@ void visit_backward(Activation activation, ScalarType dtype, Fn&& fn) {
 }
 
 template <Activation kActivation, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage forward_element(typename Fmt::Storage x) {
+RELU_HOST_DEVICE typename Fmt::Storage activation_forward(typename Fmt::Storage x) {
   if constexpr (kActivation == Activation::kRelu) {
-    return relu_element<Fmt>(x);
+    return relu_forward<Fmt>(x);
   } else {
-    return relu_squared_element<Fmt>(x);
+    return relu_squared_forward<Fmt>(x);
   }
 }
 
 // grad_in of one element from grad_out and the saved tensor (saved_name).
 template <Activation kActivation, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage backward_element(typename Fmt::Storage grad_out,
+RELU_HOST_DEVICE typename Fmt::Storage activation_backward(typename Fmt::Storage grad_out,
                                                         typename Fmt::Storage saved) {
   if constexpr (kActivation == Activation::kRelu) {
-    return relu_backward_element<Fmt>(grad_out, saved);
+    return relu_backward<Fmt>(grad_out, saved);
   } else {
-    return relu_squared_backward_element<Fmt>(grad_out, saved);
+    return relu_squared_backward<Fmt>(grad_out, saved);
   }
 }
 
