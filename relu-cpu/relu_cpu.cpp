@@ -66,15 +66,8 @@ __attribute__((always_inline)) inline void backward_span(const typename Fmt::Sto
 // of random data: float32 x[:, ::2] ran at 0.2x torch.relu on the dev CPU (Zen 3). As an
 // unsigned bit pattern every dtype goes through lanes::relu_forward (one lane per word) and the
 // gradient through a mask.
-template <size_t kBytes>
-struct UnsignedOfSize;
-template <> struct UnsignedOfSize<1> { using Type = uint8_t; };
-template <> struct UnsignedOfSize<2> { using Type = uint16_t; };
-template <> struct UnsignedOfSize<4> { using Type = uint32_t; };
-template <> struct UnsignedOfSize<8> { using Type = uint64_t; };
-
 template <typename Fmt>
-using ElementBits = typename UnsignedOfSize<sizeof(typename Fmt::Storage)>::Type;
+using ElementBits = UnsignedOfSize<int(sizeof(typename Fmt::Storage))>;
 
 template <typename Fmt>
 inline ElementBits<Fmt> bits_of(typename Fmt::Storage x) {
@@ -421,29 +414,23 @@ void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& 
 
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
-void relu_flat_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
-                   int64_t n) {
+template <>
+void Backend<Device::kCpu>::forward(Activation activation, ScalarType dtype, const void* x,
+                                    void* out, Walk walk, int32_t) {
   visit_forward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&forward_portable<kActivation, Fmt>,
-                              &forward_avx2<kActivation, Fmt>, &forward_avx512<kActivation, Fmt>);
-    const auto* src = static_cast<const Storage*>(in);
+    const auto* src = static_cast<const Storage*>(x);
     auto* dst = static_cast<Storage*>(out);
-    run_split(n, sizeof(Storage),
-              [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
-  });
-}
-
-void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
-                      const StridedLayout& layout) {
-  visit_forward(activation, dtype, [&](auto act, auto fmt) {
-    constexpr Activation kActivation = decltype(act)::value;
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto* src = static_cast<const Storage*>(in);
-    auto* dst = static_cast<Storage*>(out);
+    if (walk.layout == nullptr) {
+      const auto span = for_isa(&forward_portable<kActivation, Fmt>,
+                                &forward_avx2<kActivation, Fmt>, &forward_avx512<kActivation, Fmt>);
+      run_split(walk.n, sizeof(Storage),
+                [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
+      return;
+    }
+    const StridedLayout& layout = *walk.layout;
     const int64_t out_stride = layout.strides[0][0], in_stride = layout.strides[1][0];
     // Every row of a layout has the same strides: the row loop is chosen once.
     if (out_stride == 1 && in_stride >= 1 && in_stride <= 4) {
@@ -463,8 +450,10 @@ void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, v
   });
 }
 
-void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const void* grad_out,
-                               const void* saved, void* grad_in, const StridedLayout& layout) {
+template <>
+void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
+                                     const void* grad_out, const void* saved, void* grad_in,
+                                     Walk walk, int32_t) {
   visit_backward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
@@ -472,6 +461,16 @@ void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const vo
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* kept = static_cast<const Storage*>(saved);
     auto* dst = static_cast<Storage*>(grad_in);
+    if (walk.layout == nullptr) {
+      const auto span = for_isa(&backward_portable<kActivation, Fmt>,
+                                &backward_avx2<kActivation, Fmt>,
+                                &backward_avx512<kActivation, Fmt>);
+      run_split(walk.n, sizeof(Storage), [&](int64_t begin, int64_t end) {
+        span(grad + begin, kept + begin, dst + begin, end - begin);
+      });
+      return;
+    }
+    const StridedLayout& layout = *walk.layout;
     const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
                   saved_stride = layout.strides[2][0];
     if (dst_stride == 1 && grad_stride == 1 && saved_stride == 1) {
@@ -481,24 +480,6 @@ void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const vo
                      BackwardStridedRow<kActivation, Fmt>{grad, kept, dst, grad_stride,
                                                           saved_stride, dst_stride});
     }
-  });
-}
-
-void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void* grad_out,
-                            const void* saved, void* grad_in, int64_t n) {
-  visit_backward(activation, dtype, [&](auto act, auto fmt) {
-    constexpr Activation kActivation = decltype(act)::value;
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&backward_portable<kActivation, Fmt>,
-                              &backward_avx2<kActivation, Fmt>,
-                              &backward_avx512<kActivation, Fmt>);
-    const auto* grad = static_cast<const Storage*>(grad_out);
-    const auto* kept = static_cast<const Storage*>(saved);
-    auto* dst = static_cast<Storage*>(grad_in);
-    run_split(n, sizeof(Storage), [&](int64_t begin, int64_t end) {
-      span(grad + begin, kept + begin, dst + begin, end - begin);
-    });
   });
 }
 
@@ -529,28 +510,42 @@ void run_map(const StridedLayout& layout, const void* const (&in)[kInputs], void
 
 }  // namespace
 
-void gated_strided_cpu(Gate gate, ScalarType dtype, const void* a, const void* b, void* out,
-                       const StridedLayout& layout, double threshold) {
+template <>
+void Backend<Device::kCpu>::gated_forward(Gate gate, ScalarType dtype, const void* a,
+                                          const void* b, void* out, Walk walk, double threshold,
+                                          int32_t device) {
+  if (walk.layout == nullptr) {
+    const StridedLayout row = StridedLayout::dense(walk.n);
+    return gated_forward(gate, dtype, a, b, out, Walk{0, &row}, threshold, device);
+  }
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* inputs[] = {a, b};
-    run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
-      return gated_forward<kGate, Fmt>(av, bv, t);
+    run_map<2, Storage>(*walk.layout, inputs, out, [t](Storage av, Storage bv) {
+      return relu_kernel::gated_forward<kGate, Fmt>(av, bv, t);
     });
   });
 }
 
-void gated_backward_strided_cpu(Gate gate, ScalarType dtype, const void* grad_out, const void* a,
-                                const void* b, void* grad_a, void* grad_b,
-                                const StridedLayout& layout, double threshold) {
+template <>
+void Backend<Device::kCpu>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
+                                           const void* a, const void* b, void* grad_a,
+                                           void* grad_b, Walk walk, double threshold,
+                                           int32_t device) {
+  if (walk.layout == nullptr) {
+    const StridedLayout row = StridedLayout::dense(walk.n);
+    return gated_backward(gate, dtype, grad_out, a, b, grad_a, grad_b, Walk{0, &row}, threshold,
+                          device);
+  }
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto t = typename OpMath<Fmt>::Type(threshold);
+    const StridedLayout& layout = *walk.layout;
     const void* a_inputs[] = {grad_out, a, b};
     run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
       return gated_grad_a<kGate, Fmt>(g, av, bv, t);
