@@ -20,25 +20,27 @@ RELU_HOST_DEVICE T relu_forward(T x) {
   return x > T(0) ? x : T(0);
 }
 
+// The bits of a kBytes-byte element.
+template <int kBytes>
+using UnsignedOfSize = typename std::conditional<
+    kBytes == 1, uint8_t,
+    typename std::conditional<kBytes == 2, uint16_t,
+                              typename std::conditional<kBytes == 4, uint32_t,
+                                                        uint64_t>::type>::type>::type;
+
 enum class LaneKind { kSignedInt, kUnsignedInt, kIeeeFloat };
 
-// How one dtype's elements are stored: Storage is the C++ type the kernels load and store
-// (raw bit patterns for the floats narrower than 32 bits). For IEEE-like lanes, kInfBits is
-// the largest magnitude that is not a NaN: a lane whose bits without the sign exceed it is a
-// NaN. That is +inf where the format has one, else its largest finite value.
+// A dtype's Storage (bit patterns for floats narrower than 32 bits) and lane rule. kInfBits:
+// the largest non-NaN magnitude (+inf, or the largest finite value where there is no inf).
 template <typename Storage_, LaneKind kKind_, uint64_t kInfBits_ = 0>
 struct Format {
   using Storage = Storage_;
   static constexpr LaneKind kKind = kKind_;
   static constexpr int kLaneBits = 8 * sizeof(Storage_);
   static constexpr uint64_t kInfBits = kInfBits_;
-  // Native formats compute with relu_forward; floats narrower than 4 bytes have no native
-  // type common to CPU, CUDA and SYCL.
+  // No narrow float type is common to CPU, CUDA and SYCL.
   static constexpr bool kNative = !(kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) < 4);
-  // Whether relu has a gradient in this format: float32/16, bfloat16, float64, not float8
-  // (relu_dtypes.h derives the gradient checks and names from this).
   static constexpr bool kHasGradient = kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) >= 2;
-  // GPU words: 32-bit registers, 64-bit ones only for 64-bit lanes.
   using Word = typename std::conditional<sizeof(Storage_) == 8, uint64_t, uint32_t>::type;
 };
 
@@ -46,12 +48,7 @@ using Float32Format = Format<float, LaneKind::kIeeeFloat, 0x7f800000u>;
 using Float64Format = Format<double, LaneKind::kIeeeFloat, 0x7ff0000000000000ull>;
 using Float16Format = Format<uint16_t, LaneKind::kIeeeFloat, 0x7c00u>;
 using BFloat16Format = Format<uint16_t, LaneKind::kIeeeFloat, 0x7f80u>;
-// float8 (OCP FP8 and the "fnuz" variants): 1 sign bit, then exponent and mantissa.
-//   e5m2:  0x7c is +inf, 0x7d..0x7f NaN (IEEE-like).
-//   e4m3fn: no inf; 0x7e is the largest finite value (448), 0x7f NaN.
-//   e4m3fnuz, e5m2fnuz: no inf and no -0; 0x7f is the largest finite value and the only NaN
-//     is 0x80, whose sign bit sends it to +0 anyway. Relu is the same bit function on both
-//     (the one of int8), so they share one format.
+// e4m3fn has no inf; the fnuz formats' one NaN, 0x80, is negative: relu is int8's on both.
 using Float8E5M2Format = Format<uint8_t, LaneKind::kIeeeFloat, 0x7cu>;
 using Float8E4M3FnFormat = Format<uint8_t, LaneKind::kIeeeFloat, 0x7eu>;
 using Float8FnuzFormat = Format<uint8_t, LaneKind::kIeeeFloat, 0x7fu>;
@@ -59,13 +56,11 @@ using Int8Format = Format<int8_t, LaneKind::kSignedInt>;
 using Int16Format = Format<int16_t, LaneKind::kSignedInt>;
 using Int32Format = Format<int32_t, LaneKind::kSignedInt>;
 using Int64Format = Format<int64_t, LaneKind::kSignedInt>;
-// Unsigned lanes are never negative: relu is the identity (a copy).
 using UInt8Format = Format<uint8_t, LaneKind::kUnsignedInt>;
 using UInt16Format = Format<uint16_t, LaneKind::kUnsignedInt>;
 using UInt32Format = Format<uint32_t, LaneKind::kUnsignedInt>;
 using UInt64Format = Format<uint64_t, LaneKind::kUnsignedInt>;
 
-// `lane` repeated in every kLaneBits-wide lane of a Word.
 template <typename Word, int kLaneBits>
 RELU_HOST_DEVICE constexpr Word broadcast_lane(uint64_t lane) {
   Word word = 0;
@@ -75,13 +70,8 @@ RELU_HOST_DEVICE constexpr Word broadcast_lane(uint64_t lane) {
   return word;
 }
 
-// The two constants of lanes::relu_forward, each repeated in every lane of a Word:
-//   signs:     each lane's sign bit; 0 for unsigned lanes, which are never negative;
-//   nan_floor: for IEEE-like lanes kInfBits + 1: a lane whose bits without the sign reach it is
-//              a NaN. Integer lanes have no NaN: there it is `signs`, which makes the NaN test
-//              of lanes::relu_forward come out 0 (and 0 for unsigned lanes).
-// Format Fmt's rule as compile-time constants (what a loop or kernel compiled for one format
-// folds in) ...
+// Per lane: signs, each sign bit (0 for unsigned lanes); nan_floor, the smallest NaN magnitude
+// (`signs` for integers, which turns the NaN test off). Fmt's rule at compile time ...
 template <typename Fmt, typename Word>
 struct FormatLaneRule {
   static constexpr Word signs =
@@ -93,7 +83,7 @@ struct FormatLaneRule {
                                          : signs;
 };
 
-// ... and as values, for a kernel that serves several formats and takes the rule at launch.
+// ... and at run time, for a kernel that serves every format of a lane width.
 template <typename Word>
 struct LaneRule {
   Word signs;

@@ -1,9 +1,7 @@
-// Squared ReLU of one element, forward and gradient, for the floating formats: the one place
-// where relu_squared's semantics live, for the CPU, CUDA and SYCL backends alike.
-//   forward   y  = x > 0 ? x * x : 0
-//   gradient  dx = x > 0 ? (2 * x) * grad : 0     (a select: NaN or inf grad where x <= 0 gives 0)
-// Both computed in OpMath (float; double for float64) and rounded once to the format. A NaN
-// result (a gradient's only: inf * 0, or a NaN grad where x > 0) has unspecified sign and payload.
+// relu_squared's semantics, for every backend, in OpMath rounded once to the format:
+//   forward   x > 0 ? x * x : 0
+//   backward  x > 0 ? (2 * x) * grad : 0   (a select: a NaN grad where x <= 0 gives 0)
+// A NaN result has unspecified sign and payload.
 #pragma once
 
 #include "relu-common/opmath.h"

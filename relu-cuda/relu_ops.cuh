@@ -116,19 +116,11 @@ struct BackwardOp {
   }
 };
 
-// The unsigned storage of an element size.
-template <int kBytes>
-using UnsignedOfBytes = typename std::conditional<
-    kBytes == 1, uint8_t,
-    typename std::conditional<
-        kBytes == 2, uint16_t,
-        typename std::conditional<kBytes == 4, uint32_t, uint64_t>::type>::type>::type;
-
 // relu of any format of kBytes-byte elements by the format's rule (lanes::relu_forward, lanes::keeps):
 // what an IEEE float, a signed and an unsigned integer of one size differ in is two constants.
 template <int kBytes>
 struct LanesOp {
-  using Storage = UnsignedOfBytes<kBytes>;
+  using Storage = UnsignedOfSize<kBytes>;
   using Word = typename std::conditional<kBytes == 8, uint64_t, uint32_t>::type;
   static constexpr int kInputs = 1;
   LaneRule<Word> rule;
@@ -151,7 +143,7 @@ struct LanesOp {
 // The gradient of any format of kBytes-byte elements: grad_out where relu(result) is not +0.
 template <int kBytes>
 struct LanesBackwardOp {
-  using Storage = UnsignedOfBytes<kBytes>;
+  using Storage = UnsignedOfSize<kBytes>;
   static constexpr int kInputs = 2;
   LaneRule<Storage> rule;  // one lane: the gradient is taken element by element
 
@@ -419,7 +411,7 @@ auto dense_backward_op() {
   } else if constexpr (Fmt::kNative) {
     return BackwardOp<Fmt>{};
   } else {
-    return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfBytes<kBytes>>::template of<Fmt>()};
+    return LanesBackwardOp<kBytes>{LaneRule<UnsignedOfSize<kBytes>>::template of<Fmt>()};
   }
 }
 

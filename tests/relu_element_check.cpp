@@ -56,15 +56,6 @@ const char* word_name() {
   return sizeof(Word) == 2 ? "(uint16)" : sizeof(Word) == 4 ? "(uint32)" : "(uint64)";
 }
 
-template <int kBytes>
-struct UnsignedOfSizeT;
-template <> struct UnsignedOfSizeT<1> { using Type = uint8_t; };
-template <> struct UnsignedOfSizeT<2> { using Type = uint16_t; };
-template <> struct UnsignedOfSizeT<4> { using Type = uint32_t; };
-template <> struct UnsignedOfSizeT<8> { using Type = uint64_t; };
-template <int kBytes>
-using UnsignedOfSize = typename UnsignedOfSizeT<kBytes>::Type;
-
 // The rule of Fmt as a kernel shared by several formats receives it: a value read at run
 // time (volatile: the compiler cannot fold it back into constants).
 template <typename Fmt, typename Word>
