@@ -1,6 +1,5 @@
-// The entry points of every backend, one signature set: passes over raw pointers, no tensor
-// type, so a backend needs nothing of torch but its dtype enum. The binding (torch-ext/) has
-// checked every argument and planned the walk.
+// Every backend's entry points, one signature set over raw pointers: a backend needs nothing
+// of torch but its dtype enum. The binding has checked the arguments and planned the walk.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +21,8 @@ struct Walk {
   const StridedLayout* layout = nullptr;
 };
 
-// Operand 0 is the output, then the inputs in signature order. Outputs never overlap inputs,
-// but out may be x itself with the same strides (in place). `device` is the device index
-// (the CPU ignores it); threshold is the kReluAndMul gate's, in OpMath.
+// Operand 0 is the output, then the inputs in signature order; out may be x itself (in place)
+// but overlaps no input otherwise. The CPU ignores `device`.
 template <Device kDevice>
 struct Backend {
   // XPU has no walk of its own: the binding hands it dense walks only.
@@ -38,15 +36,13 @@ struct Backend {
   // a, b: the halves of x [..., 2d]; the walk's sizes are those of one half.
   static void gated_forward(Gate gate, ScalarType dtype, const void* a, const void* b, void* out,
                             Walk walk, double threshold, int32_t device);
-  // Two passes sharing operand 0's strides: grad_a from (grad_out, a, b), grad_b from
-  // (grad_out, a).
+  // grad_a from (grad_out, a, b), then grad_b (operand 0's strides) from (grad_out, a).
   static void gated_backward(Gate gate, ScalarType dtype, const void* grad_out, const void* a,
                              const void* b, void* grad_a, void* grad_b, Walk walk,
                              double threshold, int32_t device);
 };
 
-// Each backend's source defines its device's members; C++ wants those explicit
-// specializations declared before any use.
+// Each backend's source defines its members; explicit specializations are declared before use.
 #define RELU_DECLARE_BACKEND(kDevice)                                                           \
   template <> void Backend<kDevice>::forward(Activation, ScalarType, const void*, void*, Walk,  \
                                              int32_t);                                           \
@@ -62,5 +58,5 @@ RELU_DECLARE_BACKEND(Device::kCuda)
 RELU_DECLARE_BACKEND(Device::kXpu)
 #undef RELU_DECLARE_BACKEND
 
-// Which SIMD variant the CPU kernel runs: "avx512", "avx2" or "portable".
+// "avx512", "avx2" or "portable".
 std::string relu_cpu_isa();
