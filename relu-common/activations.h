@@ -1,8 +1,6 @@
-// The activations every backend computes, and how a runtime (activation, dtype) pair becomes
-// compile-time element functions. Each activation's semantics live in its element header.
-//   kRelu         relu_element.h            every dtype of relu_dtypes.h; gradient from the result
-//   kReluSquared  relu_squared_element.h    the dtypes with a gradient; gradient from x
-// and the gated ops (gated_element.h), the dtypes with a gradient.
+// The activations and gates every backend computes, and how a runtime (op, dtype) pair
+// becomes compile-time element functions (relu_element.h, relu_squared_element.h,
+// gated_element.h). relu takes every dtype; relu_squared and the gates those with a gradient.
 #pragma once
 
 #include <cstdint>
@@ -23,23 +21,21 @@ using ActivationConstant = std::integral_constant<Activation, kActivation>;
 template <Gate kGate>
 using GateConstant = std::integral_constant<Gate, kGate>;
 
+// fn(integral_constant) for `value`, one of the two values of a two-op enum.
+template <auto kFirst, auto kSecond, typename Fn>
+void visit_op(decltype(kFirst) value, Fn&& fn) {
+  if (value == kFirst) {
+    fn(std::integral_constant<decltype(kFirst), kFirst>{});
+  } else {
+    fn(std::integral_constant<decltype(kFirst), kSecond>{});
+  }
+}
+
 inline const char* gate_name(Gate gate) {
   return gate == Gate::kReluAndMul ? "relu_and_mul" : "relu_squared_and_mul";
 }
 
-// Calls fn(GateConstant<G>{}, Format{}) for a gated pass: the dtypes with a gradient only.
-template <typename Fn>
-void visit_gated(Gate gate, ScalarType dtype, Fn&& fn) {
-  visit_gradient_format(dtype, [&](auto fmt) {
-    if (gate == Gate::kReluAndMul) {
-      fn(GateConstant<Gate::kReluAndMul>{}, fmt);
-    } else {
-      fn(GateConstant<Gate::kReluSquaredAndMul>{}, fmt);
-    }
-  });
-}
-
-// The tensor a backward pass reads beside grad_out: relu's result, or relu_squared's input.
+// What a backward pass reads beside grad_out: relu's result, relu_squared's input.
 inline const char* saved_name(Activation activation) {
   return activation == Activation::kRelu ? "result" : "x";
 }
@@ -56,8 +52,7 @@ inline const std::string& accepted_dtype_names(Activation activation) {
   return activation == Activation::kRelu ? supported_dtype_names() : gradient_dtype_names();
 }
 
-// Calls fn(ActivationConstant<A>{}, Format{}) for a forward pass; the binding has checked
-// supports_dtype.
+// fn(ActivationConstant, Format) for a forward pass; the binding has checked supports_dtype.
 template <typename Fn>
 void visit_forward(Activation activation, ScalarType dtype, Fn&& fn) {
   if (activation == Activation::kRelu) {
@@ -68,35 +63,38 @@ void visit_forward(Activation activation, ScalarType dtype, Fn&& fn) {
   }
 }
 
-// The same for a backward pass: the dtypes with a gradient only.
 template <typename Fn>
 void visit_backward(Activation activation, ScalarType dtype, Fn&& fn) {
   visit_gradient_format(dtype, [&](auto fmt) {
-    if (activation == Activation::kRelu) {
-      fn(ActivationConstant<Activation::kRelu>{}, fmt);
-    } else {
-      fn(ActivationConstant<Activation::kReluSquared>{}, fmt);
-    }
+    visit_op<Activation::kRelu, Activation::kReluSquared>(activation,
+                                                          [&](auto act) { fn(act, fmt); });
+  });
+}
+
+// fn(GateConstant, Format) for a gated pass.
+template <typename Fn>
+void visit_gated(Gate gate, ScalarType dtype, Fn&& fn) {
+  visit_gradient_format(dtype, [&](auto fmt) {
+    visit_op<Gate::kReluAndMul, Gate::kReluSquaredAndMul>(gate, [&](auto g) { fn(g, fmt); });
   });
 }
 
 template <Activation kActivation, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage forward_element(typename Fmt::Storage x) {
+RELU_HOST_DEVICE typename Fmt::Storage activation_forward(typename Fmt::Storage x) {
   if constexpr (kActivation == Activation::kRelu) {
-    return relu_element<Fmt>(x);
+    return relu_forward<Fmt>(x);
   } else {
-    return relu_squared_element<Fmt>(x);
+    return relu_squared_forward<Fmt>(x);
   }
 }
 
-// grad_in of one element from grad_out and the saved tensor (saved_name).
 template <Activation kActivation, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage backward_element(typename Fmt::Storage grad_out,
-                                                        typename Fmt::Storage saved) {
+RELU_HOST_DEVICE typename Fmt::Storage activation_backward(typename Fmt::Storage grad_out,
+                                                           typename Fmt::Storage saved) {
   if constexpr (kActivation == Activation::kRelu) {
-    return relu_backward_element<Fmt>(grad_out, saved);
+    return relu_backward<Fmt>(grad_out, saved);
   } else {
-    return relu_squared_backward_element<Fmt>(grad_out, saved);
+    return relu_squared_backward<Fmt>(grad_out, saved);
   }
 }
 

@@ -1,8 +1,5 @@
-// Entry points of every backend: passes over raw pointers, no tensor type, so the backends
-// depend on nothing of torch but its header-only dtype enum. The binding (torch-ext/) checks
-// every argument and plans layouts before calling. A CPU build compiles relu-cpu only; a
-// CUDA or XPU build compiles its own backend and relu-cpu, so that one variant serves CPU
-// tensors too.
+// Every backend's entry points, one signature set over raw pointers: a backend needs nothing
+// of torch but its dtype enum. The binding has checked the arguments and planned the walk.
 #pragma once
 
 #include <cstdint>
@@ -12,60 +9,54 @@
 #include "relu-common/strided_layout.h"
 
 using relu_kernel::Activation;
+using relu_kernel::Gate;
 using relu_kernel::ScalarType;
 
-// out[i] = activation(in[i]) for i < n. `in` and `out` are equal (in place) or do not overlap;
-// both point at elements of `dtype`, one the activation supports.
-void relu_flat_cpu(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n);
-void relu_flat_cuda(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n,
-                    int32_t device);
-void relu_flat_xpu(Activation activation, ScalarType dtype, const void* in, void* out, int64_t n,
-                   int32_t device);
+enum class Device { kCpu, kCuda, kXpu };
 
-// grad_in[i] = backward_element(grad_out[i], saved[i]) for i < n (activations.h: saved is relu's
-// result, relu_squared's x); dtypes with a gradient only.
-void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void* grad_out,
-                            const void* saved, void* grad_in, int64_t n);
-void relu_backward_flat_cuda(Activation activation, ScalarType dtype, const void* grad_out,
-                             const void* saved, void* grad_in, int64_t n, int32_t device);
-void relu_backward_flat_xpu(Activation activation, ScalarType dtype, const void* grad_out,
-                            const void* saved, void* grad_in, int64_t n, int32_t device);
+// What a pass runs over: n dense elements (layout null), or *layout. Dense stays its own case
+// so that a contiguous pass costs no layout on the host and takes the GPU's dense forms.
+struct Walk {
+  int64_t n = 0;
+  const StridedLayout* layout = nullptr;
+};
 
-// The strided forms of the flat passes above (relu-common/strided_layout.h). The operands do
-// not overlap, except that out may be the input itself with the same strides (in place):
-// each element is read before it is written.
-void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
-                      const StridedLayout& layout);
-void relu_strided_cuda(Activation activation, ScalarType dtype, const void* in, void* out,
-                       const StridedLayout& layout, int32_t device);
-void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const void* grad_out,
-                               const void* saved, void* grad_in, const StridedLayout& layout);
-void relu_backward_strided_cuda(Activation activation, ScalarType dtype, const void* grad_out,
-                                const void* saved, void* grad_in, const StridedLayout& layout,
-                                int32_t device);
+// Operand 0 is the output, then the inputs in signature order; out may be x itself (in place)
+// but overlaps no input otherwise. The CPU ignores `device`.
+template <Device kDevice>
+struct Backend {
+  // XPU has no walk of its own: the binding hands it dense walks only.
+  static constexpr bool kWalksLayouts = kDevice != Device::kXpu;
 
-// The gated ops (gated_element.h) over the halves of x [..., 2d] as two input streams, walked
-// as `layout` (operand 0: the output half, 1: grad_out, then a and b for the backward; 1: a,
-// 2: b for the forward). threshold: the kReluAndMul gate's, in OpMath.
-//   forward   out = gate(a) * b
-//   backward  grad_a and grad_b (the halves of grad_x, one stride set: operand 0) in two passes:
-//             grad_a from (grad_out, a, b), then grad_b from (grad_out, a)
-void gated_strided_cpu(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
-                       void* out, const StridedLayout& layout, double threshold);
-void gated_strided_cuda(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
-                        void* out, const StridedLayout& layout, double threshold, int32_t device);
-void gated_backward_strided_cpu(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
-                                const void* a, const void* b, void* grad_a, void* grad_b,
-                                const StridedLayout& layout, double threshold);
-void gated_backward_strided_cuda(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
-                                 const void* a, const void* b, void* grad_a, void* grad_b,
-                                 const StridedLayout& layout, double threshold, int32_t device);
-// XPU (no walk): the same over dense halves of n elements each.
-void gated_flat_xpu(relu_kernel::Gate gate, ScalarType dtype, const void* a, const void* b,
-                    void* out, int64_t n, double threshold, int32_t device);
-void gated_backward_flat_xpu(relu_kernel::Gate gate, ScalarType dtype, const void* grad_out,
-                             const void* a, const void* b, void* grad_a, void* grad_b, int64_t n,
+  static void forward(Activation activation, ScalarType dtype, const void* x, void* out,
+                      Walk walk, int32_t device);
+  // saved: relu's result, relu_squared's x (activations.h).
+  static void backward(Activation activation, ScalarType dtype, const void* grad_out,
+                       const void* saved, void* grad_in, Walk walk, int32_t device);
+  // a, b: the halves of x [..., 2d]; the walk's sizes are those of one half.
+  static void gated_forward(Gate gate, ScalarType dtype, const void* a, const void* b, void* out,
+                            Walk walk, double threshold, int32_t device);
+  // grad_a from (grad_out, a, b), then grad_b (operand 0's strides) from (grad_out, a).
+  static void gated_backward(Gate gate, ScalarType dtype, const void* grad_out, const void* a,
+                             const void* b, void* grad_a, void* grad_b, Walk walk,
                              double threshold, int32_t device);
+};
 
-// Which SIMD variant the CPU kernel runs: "avx512", "avx2" or "portable".
+// Each backend's source defines its members; explicit specializations are declared before use.
+#define RELU_DECLARE_BACKEND(kDevice)                                                           \
+  template <> void Backend<kDevice>::forward(Activation, ScalarType, const void*, void*, Walk,  \
+                                             int32_t);                                           \
+  template <> void Backend<kDevice>::backward(Activation, ScalarType, const void*, const void*, \
+                                              void*, Walk, int32_t);                             \
+  template <> void Backend<kDevice>::gated_forward(Gate, ScalarType, const void*, const void*,  \
+                                                   void*, Walk, double, int32_t);                \
+  template <> void Backend<kDevice>::gated_backward(Gate, ScalarType, const void*, const void*, \
+                                                    const void*, void*, void*, Walk, double,     \
+                                                    int32_t);
+RELU_DECLARE_BACKEND(Device::kCpu)
+RELU_DECLARE_BACKEND(Device::kCuda)
+RELU_DECLARE_BACKEND(Device::kXpu)
+#undef RELU_DECLARE_BACKEND
+
+// "avx512", "avx2" or "portable".
 std::string relu_cpu_isa();

@@ -1,13 +1,8 @@
-// Gated ReLU of one element pair, forward and gradients: the one place where the gated ops'
-// semantics live, for every backend. x is [..., 2d]; a = x[..., :d] is activated, b = x[..., d:]
-// multiplies it, as vLLM's *_and_mul ops and TransformerEngine's reglu do.
+// The gated ops' semantics, for every backend: x [..., 2d], a = x[..., :d], b = x[..., d:].
 //   kReluAndMul         gate(a) = a > threshold ? a : 0   (NaN -> 0; threshold 0 is ReGLU)
 //   kReluSquaredAndMul  gate(a) = a > 0 ? a * a : 0
-//   forward  out = gate(a) * b                   squared: (a * a) * b, in that order
-//   da       a > threshold ? g * b : 0           squared: a > 0 ? ((2 * a) * b) * g : 0 (selects)
-//   db       g * gate(a)
-// Computed in OpMath (opmath.h), each result rounded once to the format; the threshold is taken
-// in OpMath. A NaN result has unspecified sign and payload.
+//   forward  gate(a) * b;  grad_a  a > threshold ? g * b : 0  (squared: ((2 * a) * b) * g);
+//   grad_b   g * gate(a).  In OpMath, rounded once; a NaN's sign and payload are unspecified.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +23,12 @@ RELU_HOST_DEVICE T gate_value(T a, T threshold) {
 }
 
 template <Gate kGate, typename T>
-RELU_HOST_DEVICE T gated_value(T a, T b, T threshold) {
+RELU_HOST_DEVICE T gated_forward(T a, T b, T threshold) {
   return gate_value<kGate>(a, threshold) * b;
 }
 
 template <Gate kGate, typename T>
-RELU_HOST_DEVICE T gated_grad_a_value(T grad_out, T a, T b, T threshold) {
+RELU_HOST_DEVICE T gated_grad_a(T grad_out, T a, T b, T threshold) {
   if constexpr (kGate == Gate::kReluAndMul) {
     return RELU_KEEP_OR_ZERO(a > threshold, grad_out * b);
   } else {
@@ -42,33 +37,33 @@ RELU_HOST_DEVICE T gated_grad_a_value(T grad_out, T a, T b, T threshold) {
 }
 
 template <Gate kGate, typename T>
-RELU_HOST_DEVICE T gated_grad_b_value(T grad_out, T a, T threshold) {
+RELU_HOST_DEVICE T gated_grad_b(T grad_out, T a, T threshold) {
   return grad_out * gate_value<kGate>(a, threshold);
 }
 
-// The same on stored elements of format Fmt; `threshold` already in OpMath.
+// On a Storage of format Fmt; threshold already in OpMath.
 template <Gate kGate, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_element(typename Fmt::Storage a,
+RELU_HOST_DEVICE typename Fmt::Storage gated_forward(typename Fmt::Storage a,
                                                      typename Fmt::Storage b,
                                                      typename OpMath<Fmt>::Type threshold) {
-  return from_opmath<Fmt>(gated_value<kGate>(to_opmath<Fmt>(a), to_opmath<Fmt>(b), threshold));
+  return from_opmath<Fmt>(gated_forward<kGate>(to_opmath<Fmt>(a), to_opmath<Fmt>(b), threshold));
 }
 
 template <Gate kGate, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_grad_a_element(typename Fmt::Storage grad_out,
+RELU_HOST_DEVICE typename Fmt::Storage gated_grad_a(typename Fmt::Storage grad_out,
                                                             typename Fmt::Storage a,
                                                             typename Fmt::Storage b,
                                                             typename OpMath<Fmt>::Type threshold) {
-  return from_opmath<Fmt>(gated_grad_a_value<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a),
+  return from_opmath<Fmt>(gated_grad_a<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a),
                                                     to_opmath<Fmt>(b), threshold));
 }
 
 template <Gate kGate, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_grad_b_element(typename Fmt::Storage grad_out,
+RELU_HOST_DEVICE typename Fmt::Storage gated_grad_b(typename Fmt::Storage grad_out,
                                                             typename Fmt::Storage a,
                                                             typename OpMath<Fmt>::Type threshold) {
   return from_opmath<Fmt>(
-      gated_grad_b_value<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a), threshold));
+      gated_grad_b<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a), threshold));
 }
 
 }  // namespace relu_kernel

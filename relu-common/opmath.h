@@ -1,6 +1,5 @@
-// OpMath: the type the floating ops compute in (float; double for float64), and a stored
-// element's conversion to it and back, rounding to nearest even once. Plain bit operations,
-// the same on the CPU, CUDA and SYCL.
+// OpMath: what the floating ops compute in (float; double for float64), and a Storage's
+// conversion to it and back (round to nearest even), as bit operations every backend shares.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +27,8 @@ RELU_HOST_DEVICE To bit_cast_to(From from) {
   return to;
 }
 
-// `c ? a : b` and `keep ? value : +0` as masks on the CPU and SYCL: branch-free selects that
-// loops vectorize (GCC keeps a float operation under a ternary as control flow); on CUDA the
-// GPU's own select, which computes value only where kept.
+// Selects as masks on the CPU and SYCL, which GCC vectorizes (a ternary stays a branch);
+// the GPU's own select on CUDA.
 RELU_HOST_DEVICE uint32_t select_bits(bool c, uint32_t a, uint32_t b) {
   const uint32_t mask = 0u - uint32_t(c);
   return (a & mask) | (b & ~mask);
@@ -91,27 +89,23 @@ RELU_HOST_DEVICE uint16_t bfloat16_bits_of_float(float f) {
                               uint16_t(rounded)));
 }
 
-// A stored element to OpMath and back, rounding once.
+template <typename Fmt>
+constexpr bool kIsHalf = std::is_same<Fmt, Float16Format>::value;
+template <typename Fmt>
+constexpr bool kIsBFloat16 = std::is_same<Fmt, BFloat16Format>::value;
+
 template <typename Fmt>
 RELU_HOST_DEVICE typename OpMath<Fmt>::Type to_opmath(typename Fmt::Storage x) {
-  if constexpr (std::is_same<Fmt, Float16Format>::value) {
-    return float_of_half_bits(x);
-  } else if constexpr (std::is_same<Fmt, BFloat16Format>::value) {
-    return float_of_bfloat16_bits(x);
-  } else {
-    return x;
-  }
+  if constexpr (kIsHalf<Fmt>) return float_of_half_bits(x);
+  else if constexpr (kIsBFloat16<Fmt>) return float_of_bfloat16_bits(x);
+  else return x;
 }
 
 template <typename Fmt>
 RELU_HOST_DEVICE typename Fmt::Storage from_opmath(typename OpMath<Fmt>::Type v) {
-  if constexpr (std::is_same<Fmt, Float16Format>::value) {
-    return half_bits_of_float(v);
-  } else if constexpr (std::is_same<Fmt, BFloat16Format>::value) {
-    return bfloat16_bits_of_float(v);
-  } else {
-    return v;
-  }
+  if constexpr (kIsHalf<Fmt>) return half_bits_of_float(v);
+  else if constexpr (kIsBFloat16<Fmt>) return bfloat16_bits_of_float(v);
+  else return v;
 }
 
 }  // namespace relu_kernel

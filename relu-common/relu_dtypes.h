@@ -1,8 +1,6 @@
-// The dtypes relu takes, in one table, and everything derived from it: the visitors that
-// turn a runtime dtype into an element format (relu_element.h), the support and gradient
-// checks, the names in error messages, and the table the Python package reads at import
-// (torch-ext/relu/_dtypes.py, through the op dtype_table). Adding a dtype is one row here,
-// its Format in relu_element.h if it needs a new one, and tests.
+// The dtypes relu takes, in one table, and all that derives from it: the visitors from a
+// runtime dtype to a Format, the checks, the error messages' names, and the table the Python
+// package reads at import. A new dtype is one row here (and its Format, if new).
 #pragma once
 
 #include <torch/headeronly/core/ScalarType.h>  // header-only: no libtorch symbol
@@ -16,9 +14,7 @@ namespace relu_kernel {
 
 using torch::headeronly::ScalarType;
 
-// ROW(torch ScalarType, element Format, Python name). The Python name is torch.<name> and
-// the name error messages use; the order is the order of those messages. Whether relu has a
-// gradient in a dtype is its Format's kHasGradient.
+// ROW(torch ScalarType, Format, torch.<name>), in the order error messages list them.
 #define RELU_DTYPE_TABLE(ROW)                              \
   ROW(Float, Float32Format, "float32")                     \
   ROW(Half, Float16Format, "float16")                      \
@@ -49,9 +45,7 @@ void visit_format(ScalarType dtype, Fn&& fn) {
   }
 }
 
-// visit_format for the backward kernels, which exist for the dtypes relu has a gradient for
-// (Format::kHasGradient) only: the binding rejects the others before calling a backend, and
-// no backend compiles backward loops for them.
+// Only the formats with a gradient, so that no backend compiles backward loops for others.
 template <typename Fn>
 void visit_gradient_format(ScalarType dtype, Fn&& fn) {
   visit_format(dtype, [&](auto fmt) {
@@ -94,20 +88,17 @@ inline std::string joined_dtype_names(bool with_gradient_only) {
   return text;
 }
 
-// "float32, float16, ..., uint64": the accepted dtypes, for error messages.
 inline const std::string& supported_dtype_names() {
   static const std::string names = joined_dtype_names(false);
   return names;
 }
 
-// "float32, float16, bfloat16, float64": the dtypes with a gradient, for error messages.
 inline const std::string& gradient_dtype_names() {
   static const std::string names = joined_dtype_names(true);
   return names;
 }
 
-// The table for the Python package: "float32=1,...,int8=0,...", name=has-gradient, in the
-// table's order.
+// "float32=1,...,int8=0,...": name=has-gradient, for the Python package.
 inline const std::string& dtype_table_text() {
   static const std::string text = [] {
     std::string rows;
@@ -121,8 +112,7 @@ inline const std::string& dtype_table_text() {
   return text;
 }
 
-// The name a Python user knows (torch.float32), for error messages; also for the dtypes
-// relu rejects.
+// torch's Python name, for the dtypes relu rejects too.
 inline std::string dtype_name(ScalarType dtype) {
   switch (dtype) {
 #define RELU_DTYPE_NAME_ROW(scalar_type, format, name) \

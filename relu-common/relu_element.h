@@ -1,22 +1,10 @@
-// The ReLU of one value and of one 16-byte word, for every dtype: the one place where the
-// package's semantics live. Included unchanged by the CPU (C++), CUDA and SYCL backends, so
-// the CPU test suite exercises the element logic that the GPU kernels run.
-//
-// Semantics, everywhere: out = x > 0 ? x : 0.
-//   NaN > 0 and -0.0 > 0 are both false, so NaN -> +0 and -0.0 -> +0.0 (as upstream
-//   kernels-community/relu); +inf stays +inf, -inf -> +0.
-//
-// Two forms of the same function:
-//   relu_value(x)        a native arithmetic value (float, double, signed/unsigned ints);
-//   relu_lanes<Fmt>(w)   every lane of an unsigned machine word, lanes in format Fmt, with
-//                        bit operations only ("SIMD within a register"). The floats
-//                        narrower than 32 bits (float16, bfloat16, the float8 formats)
-//                        always take this form: no conversion to float, no dependence on a
-//                        half or float8 type that differs between CPU, CUDA and SYCL. Its
-//                        two constants (LaneRule) can also come at run time, so that one
-//                        compiled loop serves every format of a lane width.
-// relu_vector16<Fmt> applies one of them to a 16-byte vector (vector16.h), the unit of every
-// GPU access.
+// ReLU for every dtype, the package's semantics in one place: out = x > 0 ? x : 0, so NaN,
+// -0.0 and -inf give +0 (as upstream kernels-community/relu). Shared by every backend.
+//   relu_forward(x)            a native value
+//   relu_forward<Fmt>(unit)    one Storage or one Word of packed lanes of format Fmt
+//   relu_forward<Fmt>(vector)  a Vector16
+// Floats narrower than 32 bits take the bit form (lanes::relu_forward): no half or float8 type
+// differs between CPU, CUDA and SYCL.
 #pragma once
 
 #include <cstdint>
@@ -28,29 +16,31 @@
 namespace relu_kernel {
 
 template <typename T>
-RELU_HOST_DEVICE T relu_value(T x) {
+RELU_HOST_DEVICE T relu_forward(T x) {
   return x > T(0) ? x : T(0);
 }
 
+// The bits of a kBytes-byte element.
+template <int kBytes>
+using UnsignedOfSize = typename std::conditional<
+    kBytes == 1, uint8_t,
+    typename std::conditional<kBytes == 2, uint16_t,
+                              typename std::conditional<kBytes == 4, uint32_t,
+                                                        uint64_t>::type>::type>::type;
+
 enum class LaneKind { kSignedInt, kUnsignedInt, kIeeeFloat };
 
-// How one dtype's elements are stored: Storage is the C++ type the kernels load and store
-// (raw bit patterns for the floats narrower than 32 bits). For IEEE-like lanes, kInfBits is
-// the largest magnitude that is not a NaN: a lane whose bits without the sign exceed it is a
-// NaN. That is +inf where the format has one, else its largest finite value.
+// A dtype's Storage (bit patterns for floats narrower than 32 bits) and lane rule. kInfBits:
+// the largest non-NaN magnitude (+inf, or the largest finite value where there is no inf).
 template <typename Storage_, LaneKind kKind_, uint64_t kInfBits_ = 0>
 struct Format {
   using Storage = Storage_;
   static constexpr LaneKind kKind = kKind_;
   static constexpr int kLaneBits = 8 * sizeof(Storage_);
   static constexpr uint64_t kInfBits = kInfBits_;
-  // Native formats compute with relu_value; floats narrower than 4 bytes have no native
-  // type common to CPU, CUDA and SYCL.
+  // No narrow float type is common to CPU, CUDA and SYCL.
   static constexpr bool kNative = !(kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) < 4);
-  // Whether relu has a gradient in this format: float32/16, bfloat16, float64, not float8
-  // (relu_dtypes.h derives the gradient checks and names from this).
   static constexpr bool kHasGradient = kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) >= 2;
-  // GPU words: 32-bit registers, 64-bit ones only for 64-bit lanes.
   using Word = typename std::conditional<sizeof(Storage_) == 8, uint64_t, uint32_t>::type;
 };
 
@@ -58,12 +48,7 @@ using Float32Format = Format<float, LaneKind::kIeeeFloat, 0x7f800000u>;
 using Float64Format = Format<double, LaneKind::kIeeeFloat, 0x7ff0000000000000ull>;
 using Float16Format = Format<uint16_t, LaneKind::kIeeeFloat, 0x7c00u>;
 using BFloat16Format = Format<uint16_t, LaneKind::kIeeeFloat, 0x7f80u>;
-// float8 (OCP FP8 and the "fnuz" variants): 1 sign bit, then exponent and mantissa.
-//   e5m2:  0x7c is +inf, 0x7d..0x7f NaN (IEEE-like).
-//   e4m3fn: no inf; 0x7e is the largest finite value (448), 0x7f NaN.
-//   e4m3fnuz, e5m2fnuz: no inf and no -0; 0x7f is the largest finite value and the only NaN
-//     is 0x80, whose sign bit sends it to +0 anyway. Relu is the same bit function on both
-//     (the one of int8), so they share one format.
+// e4m3fn has no inf; the fnuz formats' one NaN, 0x80, is negative: relu is int8's on both.
 using Float8E5M2Format = Format<uint8_t, LaneKind::kIeeeFloat, 0x7cu>;
 using Float8E4M3FnFormat = Format<uint8_t, LaneKind::kIeeeFloat, 0x7eu>;
 using Float8FnuzFormat = Format<uint8_t, LaneKind::kIeeeFloat, 0x7fu>;
@@ -71,13 +56,11 @@ using Int8Format = Format<int8_t, LaneKind::kSignedInt>;
 using Int16Format = Format<int16_t, LaneKind::kSignedInt>;
 using Int32Format = Format<int32_t, LaneKind::kSignedInt>;
 using Int64Format = Format<int64_t, LaneKind::kSignedInt>;
-// Unsigned lanes are never negative: relu is the identity (a copy).
 using UInt8Format = Format<uint8_t, LaneKind::kUnsignedInt>;
 using UInt16Format = Format<uint16_t, LaneKind::kUnsignedInt>;
 using UInt32Format = Format<uint32_t, LaneKind::kUnsignedInt>;
 using UInt64Format = Format<uint64_t, LaneKind::kUnsignedInt>;
 
-// `lane` repeated in every kLaneBits-wide lane of a Word.
 template <typename Word, int kLaneBits>
 RELU_HOST_DEVICE constexpr Word broadcast_lane(uint64_t lane) {
   Word word = 0;
@@ -87,13 +70,8 @@ RELU_HOST_DEVICE constexpr Word broadcast_lane(uint64_t lane) {
   return word;
 }
 
-// The two constants of relu_lanes, each repeated in every lane of a Word:
-//   signs:     each lane's sign bit; 0 for unsigned lanes, which are never negative;
-//   nan_floor: for IEEE-like lanes kInfBits + 1: a lane whose bits without the sign reach it is
-//              a NaN. Integer lanes have no NaN: there it is `signs`, which makes the NaN test
-//              of relu_lanes come out 0 (and 0 for unsigned lanes).
-// Format Fmt's rule as compile-time constants (what a loop or kernel compiled for one format
-// folds in) ...
+// Per lane: signs, each sign bit (0 for unsigned lanes); nan_floor, the smallest NaN magnitude
+// (`signs` for integers, which turns the NaN test off). Fmt's rule at compile time ...
 template <typename Fmt, typename Word>
 struct FormatLaneRule {
   static constexpr Word signs =
@@ -105,7 +83,7 @@ struct FormatLaneRule {
                                          : signs;
 };
 
-// ... and as values, for a kernel that serves several formats and takes the rule at launch.
+// ... and at run time, for a kernel that serves every format of a lane width.
 template <typename Word>
 struct LaneRule {
   Word signs;
@@ -117,125 +95,115 @@ struct LaneRule {
   }
 };
 
-// ReLU of every lane of `word` by `rule` (either form above): lanes never interact (no carry
-// or borrow crosses a lane). kNanLanes: whether the lanes can hold NaNs (IEEE-like ones);
-// true for a rule known only at run time, where an integer rule then adds nothing.
+namespace lanes {
+
+// relu of every lane by `rule`, bit operations only: no carry or borrow crosses a lane.
+// kNanLanes: the lanes may hold NaNs (true for a rule known only at run time).
 template <int kLaneBits, bool kNanLanes, typename Word, typename Rule>
-RELU_HOST_DEVICE Word relu_lanes(Word word, Rule rule) {
+RELU_HOST_DEVICE Word relu_forward(Word word, Rule rule) {
   static_assert(std::is_unsigned<Word>::value, "lanes live in an unsigned word");
   static_assert((8 * sizeof(Word)) % kLaneBits == 0, "a word holds whole lanes");
-  // `doomed`: the sign bit of each lane that must become +0, every other bit clear.
-  Word doomed = Word(word & rule.signs);
+  Word zeroed_signs = Word(word & rule.signs);
   if constexpr (kNanLanes) {
-    // A lane with its sign bit forced on is at least 0x80..0 >= nan_floor, so subtracting
-    // nan_floor never borrows from the next lane, and the result keeps its sign bit exactly
-    // when the magnitude reaches nan_floor: the lane is a NaN.
+    // The sign forced on makes a lane >= nan_floor, so the subtraction never borrows across
+    // lanes and keeps the sign bit exactly for a NaN.
     const Word nan_signs = Word(Word(Word(word | rule.signs) - rule.nan_floor) & rule.signs);
-    doomed = Word(doomed | nan_signs);
+    zeroed_signs = Word(zeroed_signs | nan_signs);
   }
-  // Spread each doomed sign bit over its lane: (s << 1) - (s >> (kLaneBits - 1)) is
-  // 2^kLaneBits - 1 in that lane; the top lane's shifted-out bit wraps away harmlessly.
-  const Word lane_mask = Word(Word(doomed << 1) - Word(doomed >> (kLaneBits - 1)));
+  // (s << 1) - (s >> (kLaneBits - 1)) fills each lane whose sign bit s is set.
+  const Word lane_mask = Word(Word(zeroed_signs << 1) - Word(zeroed_signs >> (kLaneBits - 1)));
   return Word(word & Word(~lane_mask));
 }
 
-// Whether relu keeps one element (relu(x) == x != +0, i.e. x > 0) by `rule`: x is neither
-// +0, negative nor a NaN exactly when x - 1 (wrapping at 0) is below nan_floor - 1, the
-// largest magnitude that is not a NaN (signs - 1 for a signed rule; all ones for an unsigned
-// one, whose elements are kept unless 0). One compare where relu_lanes takes six operations:
-// what a gradient needs of its result, with the rule known only at run time.
+// Whether relu keeps x (x > 0) by a run-time rule: x - 1, wrapping at 0, is below the largest
+// non-NaN magnitude. One compare where the lane form takes six operations.
 template <typename Storage>
-RELU_HOST_DEVICE bool relu_keeps(Storage x, LaneRule<Storage> rule) {
+RELU_HOST_DEVICE bool keeps(Storage x, LaneRule<Storage> rule) {
   static_assert(std::is_unsigned<Storage>::value, "an element's bits");
   return Storage(x - 1) < Storage(rule.nan_floor - 1);
 }
 
-// ReLU of every lane of `word` by a rule known only at run time: a lone lane takes the
-// compare of relu_keeps and a select, several lanes relu_lanes.
+// By a run-time rule: a lone lane takes the compare of keeps and a select.
 template <int kLaneBits, typename Word>
-RELU_HOST_DEVICE Word relu_by_rule(Word word, LaneRule<Word> rule) {
+RELU_HOST_DEVICE Word relu_forward(Word word, LaneRule<Word> rule) {
   if constexpr (kLaneBits == 8 * sizeof(Word)) {
-    return relu_keeps(word, rule) ? word : Word(0);
+    return keeps(word, rule) ? word : Word(0);
   } else {
-    return relu_lanes<kLaneBits, true>(word, rule);
+    return relu_forward<kLaneBits, true>(word, rule);
   }
 }
 
-// relu_lanes with the rule of format Fmt, known at compile time.
+// By the rule of format Fmt, folded at compile time.
 template <typename Fmt, typename Word>
-RELU_HOST_DEVICE Word relu_lanes(Word word) {
+RELU_HOST_DEVICE Word relu_forward(Word word) {
   if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
     return word;
   } else {
-    return relu_lanes<Fmt::kLaneBits, Fmt::kKind == LaneKind::kIeeeFloat>(
+    return relu_forward<Fmt::kLaneBits, Fmt::kKind == LaneKind::kIeeeFloat>(
         word, FormatLaneRule<Fmt, Word>{});
   }
 }
 
-// ReLU of one stored element.
-template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage relu_element(typename Fmt::Storage x) {
-  if constexpr (Fmt::kNative) {
-    return relu_value(x);
-  } else {
-    return relu_lanes<Fmt>(x);
-  }
-}
+}  // namespace lanes
 
-// Gradient of one element: grad_out where the forward output is > 0, else +0. `result` is
-// relu's output, > 0 exactly where x > 0, so the gradient at NaN, 0 and -0.0 is 0.
-template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage relu_backward_element(typename Fmt::Storage grad_out,
-                                                             typename Fmt::Storage result) {
+// One Storage or one Word of Fmt (the two are one type only for 32- and 64-bit unsigned
+// formats, where relu is the identity either way).
+template <typename Fmt, typename Unit,
+          typename = typename std::enable_if<
+              std::is_same<Unit, typename Fmt::Storage>::value ||
+              std::is_same<Unit, typename Fmt::Word>::value>::type>
+RELU_HOST_DEVICE Unit relu_forward(Unit x) {
   using Storage = typename Fmt::Storage;
-  return relu_element<Fmt>(result) != Storage(0) ? grad_out : Storage(0);
-}
-
-// ReLU of one machine word of packed elements.
-template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Word relu_word(typename Fmt::Word word) {
-  using Storage = typename Fmt::Storage;
-  using Word = typename Fmt::Word;
-  if constexpr (Fmt::kKind == LaneKind::kIeeeFloat && Fmt::kNative) {
+  if constexpr (std::is_same<Unit, Storage>::value) {
+    if constexpr (Fmt::kNative) {
+      return relu_forward(x);
+    } else {
+      return lanes::relu_forward<Fmt>(x);
+    }
+  } else if constexpr (Fmt::kKind == LaneKind::kIeeeFloat && Fmt::kNative) {
     // float and double: a compare and select per lane beats the bit form on every ISA.
-    constexpr int kLanes = int(sizeof(Word) / sizeof(Storage));
-    Storage lanes[kLanes];
-    std::memcpy(lanes, &word, sizeof(Word));
-    for (int i = 0; i < kLanes; ++i) lanes[i] = relu_value(lanes[i]);
-    std::memcpy(&word, lanes, sizeof(Word));
-    return word;
+    constexpr int kLanes = int(sizeof(Unit) / sizeof(Storage));
+    Storage values[kLanes];
+    std::memcpy(values, &x, sizeof(Unit));
+    for (int i = 0; i < kLanes; ++i) values[i] = relu_forward(values[i]);
+    std::memcpy(&x, values, sizeof(Unit));
+    return x;
   } else {
 #if defined(__CUDA_ARCH__)
     if constexpr (Fmt::kKind == LaneKind::kSignedInt && Fmt::kLaneBits == 8) {
-      return __vmaxs4(word, 0u);  // four signed bytes at once
+      return __vmaxs4(x, 0u);  // four signed bytes at once
     }
 #endif
-    return relu_lanes<Fmt>(word);
+    return lanes::relu_forward<Fmt>(x);
   }
 }
 
-// ReLU of one 16-byte vector of Fmt's words.
 template <typename Fmt>
-RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_vector16(Vector16<typename Fmt::Word> v) {
+RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_forward(Vector16<typename Fmt::Word> v) {
   for (int i = 0; i < Vector16<typename Fmt::Word>::kWords; ++i) {
-    v.words[i] = relu_word<Fmt>(v.words[i]);
+    v.words[i] = relu_forward<Fmt>(v.words[i]);
   }
   return v;
 }
 
-// The gradient of one 16-byte vector, element by element.
+// grad_out where relu's result is > 0 (exactly where x > 0), else +0: 0 at NaN, 0 and -0.0.
 template <typename Fmt>
-RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_backward_vector16(
-    Vector16<typename Fmt::Word> grad_out, Vector16<typename Fmt::Word> result) {
+RELU_HOST_DEVICE typename Fmt::Storage relu_backward(typename Fmt::Storage grad_out,
+                                                     typename Fmt::Storage result) {
+  using Storage = typename Fmt::Storage;
+  return relu_forward<Fmt>(result) != Storage(0) ? grad_out : Storage(0);
+}
+
+template <typename Fmt>
+RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_backward(Vector16<typename Fmt::Word> grad_out,
+                                                           Vector16<typename Fmt::Word> result) {
   using Storage = typename Fmt::Storage;
   constexpr int kElements = int(kVectorBytes / sizeof(Storage));
   Storage grads[kElements];
   Storage results[kElements];
   std::memcpy(grads, grad_out.words, kVectorBytes);
   std::memcpy(results, result.words, kVectorBytes);
-  for (int i = 0; i < kElements; ++i) {
-    grads[i] = relu_backward_element<Fmt>(grads[i], results[i]);
-  }
+  for (int i = 0; i < kElements; ++i) grads[i] = relu_backward<Fmt>(grads[i], results[i]);
   std::memcpy(grad_out.words, grads, kVectorBytes);
   return grad_out;
 }

@@ -1,7 +1,5 @@
-// The 16-byte vector, the unit every GPU access of the kernels moves (LDG.E.128 / STG.E.128
-// on CUDA, one 16-byte load or store per work-item on SYCL), and how a flat range of
-// elements splits around it: an unaligned head, whole vectors, a tail. Written once for the
-// CUDA and SYCL backends; plain C++, so the host tests run it too.
+// Vector16, the unit of every GPU access, and how a dense range splits around it: an
+// unaligned head, whole vectors, a tail. Plain C++, so the host tests run it too.
 #pragma once
 
 #include <cstdint>
@@ -16,25 +14,21 @@
 
 namespace relu_kernel {
 
-// 16 bytes: the widest load and store a GPU thread issues, on every architecture built for.
+// The widest load and store a GPU thread issues on every architecture built for.
 constexpr int kVectorBytes = 16;
 
-// One 16-byte vector as machine words (the lanes of relu_element.h live in them). Word is
-// uint32_t for every element narrower than 8 bytes (a GPU's registers), uint64_t for 8-byte
-// ones.
+// Word: uint32_t (a GPU register) for elements narrower than 8 bytes, else uint64_t.
 template <typename Word>
 struct alignas(kVectorBytes) Vector16 {
   static constexpr int kWords = int(kVectorBytes / sizeof(Word));
   Word words[kWords];
 };
 
-// Address modulo 16: two arrays can share one split into vectors only where these are equal.
+// Two arrays share one split only where these are equal.
 RELU_HOST_DEVICE int misalignment16(const void* address) {
   return int(reinterpret_cast<uintptr_t>(address) % kVectorBytes);
 }
 
-// `n` elements of `element_bytes` from an address of misalignment `misalignment` (a multiple
-// of element_bytes): a head up to the first 16-byte boundary, whole vectors, a tail.
 struct VectorSplit {
   int64_t head;        // elements before the first vector (< 16 / element_bytes)
   int64_t vectors;     // whole 16-byte vectors after the head
@@ -51,9 +45,8 @@ RELU_HOST_DEVICE VectorSplit split_for_vectors(int64_t n, int misalignment, int 
   return VectorSplit{head, vectors, tail_start, n - tail_start};
 }
 
-// The kernels count in whole elements (offsets, the head and the tail), so every array a
-// pass touches starts at a multiple of its element size: a torch allocation and every view
-// of one do; memory imported from elsewhere may not. Checked before anything is launched.
+// The kernels count in whole elements: torch allocations and their views are aligned so,
+// imported memory may not be.
 inline void require_element_aligned(const void* address, int element_bytes, const char* name) {
   if (reinterpret_cast<uintptr_t>(address) % uintptr_t(element_bytes) != 0) {
     throw std::invalid_argument(std::string("relu: ") + name +

@@ -1,4 +1,4 @@
-// CPU backend. Each element goes through relu_element (relu-common/relu_element.h), in a
+// CPU backend. Each element goes through relu_forward (relu-common/relu_element.h), in a
 // loop with no branch that the compiler vectorizes three times: for AVX-512, for AVX2 and
 // for the baseline ISA (SSE2 on x86-64, NEON on aarch64). The variant is picked once, at
 // load, from CPUID; RELU_CPU_ISA=avx512|avx2|portable caps it (tests run every variant).
@@ -46,7 +46,7 @@ __attribute__((always_inline)) inline void forward_span(const typename Fmt::Stor
   // element depends on another, which is exactly what ivdep promises.
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) out[i] = forward_element<kActivation, Fmt>(in[i * kStep]);
+  for (int64_t i = 0; i < n; ++i) out[i] = activation_forward<kActivation, Fmt>(in[i * kStep]);
 }
 
 template <Activation kActivation, typename Fmt>
@@ -57,24 +57,17 @@ __attribute__((always_inline)) inline void backward_span(const typename Fmt::Sto
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
   for (int64_t i = 0; i < n; ++i) {
-    grad_in[i] = backward_element<kActivation, Fmt>(grad[i], saved[i]);
+    grad_in[i] = activation_backward<kActivation, Fmt>(grad[i], saved[i]);
   }
 }
 
 // One element with no branch, for the rows the compiler cannot vectorize. GCC compiles the
 // scalar compare-and-select of float and double to a conditional jump, mispredicted on half
 // of random data: float32 x[:, ::2] ran at 0.2x torch.relu on the dev CPU (Zen 3). As an
-// unsigned bit pattern every dtype goes through relu_lanes (one lane per word) and the
+// unsigned bit pattern every dtype goes through lanes::relu_forward (one lane per word) and the
 // gradient through a mask.
-template <size_t kBytes>
-struct UnsignedOfSize;
-template <> struct UnsignedOfSize<1> { using Type = uint8_t; };
-template <> struct UnsignedOfSize<2> { using Type = uint16_t; };
-template <> struct UnsignedOfSize<4> { using Type = uint32_t; };
-template <> struct UnsignedOfSize<8> { using Type = uint64_t; };
-
 template <typename Fmt>
-using ElementBits = typename UnsignedOfSize<sizeof(typename Fmt::Storage)>::Type;
+using ElementBits = UnsignedOfSize<int(sizeof(typename Fmt::Storage))>;
 
 template <typename Fmt>
 inline ElementBits<Fmt> bits_of(typename Fmt::Storage x) {
@@ -100,9 +93,9 @@ __attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* 
                                                    int64_t out_stride, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (kActivation == Activation::kRelu) {
-      out[i * out_stride] = element_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(in[i * in_stride])));
+      out[i * out_stride] = element_of<Fmt>(lanes::relu_forward<Fmt>(bits_of<Fmt>(in[i * in_stride])));
     } else {
-      out[i * out_stride] = forward_element<kActivation, Fmt>(in[i * in_stride]);
+      out[i * out_stride] = activation_forward<kActivation, Fmt>(in[i * in_stride]);
     }
   }
 }
@@ -114,13 +107,13 @@ __attribute__((noinline)) void backward_strided_row(
   using Bits = ElementBits<Fmt>;
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (kActivation == Activation::kRelu) {
-      const Bits result_bits = relu_lanes<Fmt>(bits_of<Fmt>(saved[i * saved_stride]));
+      const Bits result_bits = lanes::relu_forward<Fmt>(bits_of<Fmt>(saved[i * saved_stride]));
       const Bits keep = Bits(Bits(0) - Bits(result_bits != 0));  // all ones where result > 0
       grad_in[i * grad_in_stride] =
           element_of<Fmt>(Bits(bits_of<Fmt>(grad[i * grad_stride]) & keep));
     } else {
       grad_in[i * grad_in_stride] =
-          backward_element<kActivation, Fmt>(grad[i * grad_stride], saved[i * saved_stride]);
+          activation_backward<kActivation, Fmt>(grad[i * grad_stride], saved[i * saved_stride]);
     }
   }
 }
@@ -421,29 +414,23 @@ void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& 
 
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
-void relu_flat_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
-                   int64_t n) {
+template <>
+void Backend<Device::kCpu>::forward(Activation activation, ScalarType dtype, const void* x,
+                                    void* out, Walk walk, int32_t) {
   visit_forward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&forward_portable<kActivation, Fmt>,
-                              &forward_avx2<kActivation, Fmt>, &forward_avx512<kActivation, Fmt>);
-    const auto* src = static_cast<const Storage*>(in);
+    const auto* src = static_cast<const Storage*>(x);
     auto* dst = static_cast<Storage*>(out);
-    run_split(n, sizeof(Storage),
-              [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
-  });
-}
-
-void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, void* out,
-                      const StridedLayout& layout) {
-  visit_forward(activation, dtype, [&](auto act, auto fmt) {
-    constexpr Activation kActivation = decltype(act)::value;
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto* src = static_cast<const Storage*>(in);
-    auto* dst = static_cast<Storage*>(out);
+    if (walk.layout == nullptr) {
+      const auto span = for_isa(&forward_portable<kActivation, Fmt>,
+                                &forward_avx2<kActivation, Fmt>, &forward_avx512<kActivation, Fmt>);
+      run_split(walk.n, sizeof(Storage),
+                [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
+      return;
+    }
+    const StridedLayout& layout = *walk.layout;
     const int64_t out_stride = layout.strides[0][0], in_stride = layout.strides[1][0];
     // Every row of a layout has the same strides: the row loop is chosen once.
     if (out_stride == 1 && in_stride >= 1 && in_stride <= 4) {
@@ -463,8 +450,10 @@ void relu_strided_cpu(Activation activation, ScalarType dtype, const void* in, v
   });
 }
 
-void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const void* grad_out,
-                               const void* saved, void* grad_in, const StridedLayout& layout) {
+template <>
+void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
+                                     const void* grad_out, const void* saved, void* grad_in,
+                                     Walk walk, int32_t) {
   visit_backward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
@@ -472,6 +461,16 @@ void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const vo
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* kept = static_cast<const Storage*>(saved);
     auto* dst = static_cast<Storage*>(grad_in);
+    if (walk.layout == nullptr) {
+      const auto span = for_isa(&backward_portable<kActivation, Fmt>,
+                                &backward_avx2<kActivation, Fmt>,
+                                &backward_avx512<kActivation, Fmt>);
+      run_split(walk.n, sizeof(Storage), [&](int64_t begin, int64_t end) {
+        span(grad + begin, kept + begin, dst + begin, end - begin);
+      });
+      return;
+    }
+    const StridedLayout& layout = *walk.layout;
     const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
                   saved_stride = layout.strides[2][0];
     if (dst_stride == 1 && grad_stride == 1 && saved_stride == 1) {
@@ -481,24 +480,6 @@ void relu_backward_strided_cpu(Activation activation, ScalarType dtype, const vo
                      BackwardStridedRow<kActivation, Fmt>{grad, kept, dst, grad_stride,
                                                           saved_stride, dst_stride});
     }
-  });
-}
-
-void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void* grad_out,
-                            const void* saved, void* grad_in, int64_t n) {
-  visit_backward(activation, dtype, [&](auto act, auto fmt) {
-    constexpr Activation kActivation = decltype(act)::value;
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto span = for_isa(&backward_portable<kActivation, Fmt>,
-                              &backward_avx2<kActivation, Fmt>,
-                              &backward_avx512<kActivation, Fmt>);
-    const auto* grad = static_cast<const Storage*>(grad_out);
-    const auto* kept = static_cast<const Storage*>(saved);
-    auto* dst = static_cast<Storage*>(grad_in);
-    run_split(n, sizeof(Storage), [&](int64_t begin, int64_t end) {
-      span(grad + begin, kept + begin, dst + begin, end - begin);
-    });
   });
 }
 
@@ -529,35 +510,49 @@ void run_map(const StridedLayout& layout, const void* const (&in)[kInputs], void
 
 }  // namespace
 
-void gated_strided_cpu(Gate gate, ScalarType dtype, const void* a, const void* b, void* out,
-                       const StridedLayout& layout, double threshold) {
+template <>
+void Backend<Device::kCpu>::gated_forward(Gate gate, ScalarType dtype, const void* a,
+                                          const void* b, void* out, Walk walk, double threshold,
+                                          int32_t device) {
+  if (walk.layout == nullptr) {
+    const StridedLayout row = StridedLayout::dense(walk.n);
+    return gated_forward(gate, dtype, a, b, out, Walk{0, &row}, threshold, device);
+  }
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* inputs[] = {a, b};
-    run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
-      return gated_element<kGate, Fmt>(av, bv, t);
+    run_map<2, Storage>(*walk.layout, inputs, out, [t](Storage av, Storage bv) {
+      return relu_kernel::gated_forward<kGate, Fmt>(av, bv, t);
     });
   });
 }
 
-void gated_backward_strided_cpu(Gate gate, ScalarType dtype, const void* grad_out, const void* a,
-                                const void* b, void* grad_a, void* grad_b,
-                                const StridedLayout& layout, double threshold) {
+template <>
+void Backend<Device::kCpu>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
+                                           const void* a, const void* b, void* grad_a,
+                                           void* grad_b, Walk walk, double threshold,
+                                           int32_t device) {
+  if (walk.layout == nullptr) {
+    const StridedLayout row = StridedLayout::dense(walk.n);
+    return gated_backward(gate, dtype, grad_out, a, b, grad_a, grad_b, Walk{0, &row}, threshold,
+                          device);
+  }
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto t = typename OpMath<Fmt>::Type(threshold);
+    const StridedLayout& layout = *walk.layout;
     const void* a_inputs[] = {grad_out, a, b};
     run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
-      return gated_grad_a_element<kGate, Fmt>(g, av, bv, t);
+      return gated_grad_a<kGate, Fmt>(g, av, bv, t);
     });
     const void* b_inputs[] = {grad_out, a};
     run_map<2, Storage>(layout, b_inputs, grad_b, [t](Storage g, Storage av) {
-      return gated_grad_b_element<kGate, Fmt>(g, av, t);
+      return gated_grad_b<kGate, Fmt>(g, av, t);
     });
   });
 }

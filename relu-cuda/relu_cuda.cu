@@ -186,105 +186,110 @@ void run_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out, int
 
 }  // namespace relu_kernel
 
-void relu_flat_cuda(Activation activation, relu_kernel::ScalarType dtype, const void* in,
-                    void* out, int64_t n, int32_t device) {
-  using namespace relu_kernel;
+namespace {
+
+using namespace relu_kernel;
+
+// One relu or relu_squared pass in either direction: the dense forms for a dense walk, the
+// strided kernels for a layout. names: out's, then the inputs', for the alignment errors.
+template <bool kBackward, int kInputs>
+void activation_pass(Activation activation, ScalarType dtype, const void* const (&inputs)[kInputs],
+                     void* out, const char* const (&names)[kInputs + 1], Walk walk,
+                     int32_t device) {
   const CudaDeviceScope device_scope(device);
-  visit_forward(activation, dtype, [&](auto act, auto format) {
+  const auto pass = [&](auto act, auto format) {
+    constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(format);
     constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-    require_element_aligned(out, kBytes, "out");
-    require_element_aligned(in, kBytes, "x");
-    const void* inputs[] = {in};
-    run_pass(dense_forward_op<decltype(act)::value, Fmt>(), inputs, out, n * kBytes, device);
-  });
+    require_element_aligned(out, kBytes, names[0]);
+    for (int k = 0; k < kInputs; ++k) require_element_aligned(inputs[k], kBytes, names[1 + k]);
+    if constexpr (kBackward) {
+      if (walk.layout == nullptr) {
+        run_pass(dense_backward_op<kActivation, Fmt>(), inputs, out, walk.n * kBytes, device);
+      } else {
+        run_strided_pass(strided_backward_op<kActivation, Fmt>(), inputs, out, *walk.layout,
+                         device);
+      }
+    } else if (walk.layout == nullptr) {
+      run_pass(dense_forward_op<kActivation, Fmt>(), inputs, out, walk.n * kBytes, device);
+    } else {
+      run_strided_pass(strided_forward_op<kActivation, Fmt>(), inputs, out, *walk.layout, device);
+    }
+  };
+  if constexpr (kBackward) {
+    visit_backward(activation, dtype, pass);
+  } else {
+    visit_forward(activation, dtype, pass);
+  }
 }
 
-void relu_backward_flat_cuda(Activation activation, relu_kernel::ScalarType dtype,
-                             const void* grad_out, const void* saved, void* grad_in, int64_t n,
-                             int32_t device) {
-  using namespace relu_kernel;
-  const CudaDeviceScope device_scope(device);
-  visit_backward(activation, dtype, [&](auto act, auto format) {
-    using Fmt = decltype(format);
-    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-    require_element_aligned(grad_in, kBytes, "grad_in");
-    require_element_aligned(grad_out, kBytes, "grad_out");
-    require_element_aligned(saved, kBytes, saved_name(activation));
-    const void* inputs[] = {grad_out, saved};
-    run_pass(dense_backward_op<decltype(act)::value, Fmt>(), inputs, grad_in, n * kBytes, device);
-  });
-}
-
-void relu_strided_cuda(Activation activation, relu_kernel::ScalarType dtype, const void* in,
-                       void* out, const StridedLayout& layout, int32_t device) {
-  using namespace relu_kernel;
-  const CudaDeviceScope device_scope(device);
-  visit_forward(activation, dtype, [&](auto act, auto format) {
-    using Fmt = decltype(format);
-    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-    require_element_aligned(out, kBytes, "out");
-    require_element_aligned(in, kBytes, "x");
-    const void* inputs[] = {in};
-    run_strided_pass(strided_forward_op<decltype(act)::value, Fmt>(), inputs, out, layout, device);
-  });
-}
-
-void relu_backward_strided_cuda(Activation activation, relu_kernel::ScalarType dtype,
-                                const void* grad_out, const void* saved, void* grad_in,
-                                const StridedLayout& layout, int32_t device) {
-  using namespace relu_kernel;
-  const CudaDeviceScope device_scope(device);
-  visit_backward(activation, dtype, [&](auto act, auto format) {
-    using Fmt = decltype(format);
-    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-    require_element_aligned(grad_in, kBytes, "grad_in");
-    require_element_aligned(grad_out, kBytes, "grad_out");
-    require_element_aligned(saved, kBytes, saved_name(activation));
-    const void* inputs[] = {grad_out, saved};
-    run_strided_pass(strided_backward_op<decltype(act)::value, Fmt>(), inputs, grad_in, layout,
-                     device);
-  });
-}
-
-void gated_strided_cuda(relu_kernel::Gate gate, relu_kernel::ScalarType dtype, const void* a,
-                        const void* b, void* out, const StridedLayout& layout, double threshold,
-                        int32_t device) {
-  using namespace relu_kernel;
+// The gated passes over a layout (a dense walk as one row): out = gate(a) * b forward;
+// backward grad_a from (grad_out, a, b) into out, then grad_b from (grad_out, a).
+template <bool kBackward>
+void gated_passes(Gate gate, ScalarType dtype, const void* grad_out, const void* a,
+                  const void* b, void* out, void* grad_b, Walk walk, double threshold,
+                  int32_t device) {
+  if (walk.layout == nullptr) {
+    const StridedLayout row = StridedLayout::dense(walk.n);
+    return gated_passes<kBackward>(gate, dtype, grad_out, a, b, out, grad_b, Walk{0, &row},
+                                   threshold, device);
+  }
   const CudaDeviceScope device_scope(device);
   visit_gated(gate, dtype, [&](auto gate_constant, auto format) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(format);
     constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-    require_element_aligned(out, kBytes, "out");
-    require_element_aligned(a, kBytes, "x");
-    require_element_aligned(b, kBytes, "x");
-    const GatedOp<kGate, Fmt> op{typename OpMath<Fmt>::Type(threshold)};
-    const void* inputs[] = {a, b};
-    run_strided_pass(op, inputs, out, layout, device);
-  });
-}
-
-void gated_backward_strided_cuda(relu_kernel::Gate gate, relu_kernel::ScalarType dtype,
-                                 const void* grad_out, const void* a, const void* b, void* grad_a,
-                                 void* grad_b, const StridedLayout& layout, double threshold,
-                                 int32_t device) {
-  using namespace relu_kernel;
-  const CudaDeviceScope device_scope(device);
-  visit_gated(gate, dtype, [&](auto gate_constant, auto format) {
-    constexpr Gate kGate = decltype(gate_constant)::value;
-    using Fmt = decltype(format);
-    constexpr int kBytes = int(sizeof(typename Fmt::Storage));
-    require_element_aligned(grad_a, kBytes, "grad_x");
-    require_element_aligned(grad_b, kBytes, "grad_x");
-    require_element_aligned(grad_out, kBytes, "grad_out");
+    require_element_aligned(out, kBytes, kBackward ? "grad_x" : "out");
+    if constexpr (kBackward) {
+      require_element_aligned(grad_b, kBytes, "grad_x");
+      require_element_aligned(grad_out, kBytes, "grad_out");
+    }
     require_element_aligned(a, kBytes, "x");
     require_element_aligned(b, kBytes, "x");
     const auto t = typename OpMath<Fmt>::Type(threshold);
-    const void* a_inputs[] = {grad_out, a, b};
-    run_strided_pass(GatedGradAOp<kGate, Fmt>{t}, a_inputs, grad_a, layout, device);
-    // The layout's first three operands: grad_b shares grad_a's strides, b is not read.
-    const void* b_inputs[] = {grad_out, a};
-    run_strided_pass(GatedGradBOp<kGate, Fmt>{t}, b_inputs, grad_b, layout, device);
+    const StridedLayout& layout = *walk.layout;
+    if constexpr (kBackward) {
+      const void* a_inputs[] = {grad_out, a, b};
+      run_strided_pass(GatedGradAOp<kGate, Fmt>{t}, a_inputs, out, layout, device);
+      // The layout's first three operands: grad_b shares grad_a's strides, b is not read.
+      const void* b_inputs[] = {grad_out, a};
+      run_strided_pass(GatedGradBOp<kGate, Fmt>{t}, b_inputs, grad_b, layout, device);
+    } else {
+      const void* inputs[] = {a, b};
+      run_strided_pass(GatedOp<kGate, Fmt>{t}, inputs, out, layout, device);
+    }
   });
+}
+
+}  // namespace
+
+template <>
+void Backend<Device::kCuda>::forward(Activation activation, ScalarType dtype, const void* x,
+                                     void* out, Walk walk, int32_t device) {
+  const void* inputs[] = {x};
+  activation_pass<false>(activation, dtype, inputs, out, {"out", "x"}, walk, device);
+}
+
+template <>
+void Backend<Device::kCuda>::backward(Activation activation, ScalarType dtype,
+                                      const void* grad_out, const void* saved, void* grad_in,
+                                      Walk walk, int32_t device) {
+  const void* inputs[] = {grad_out, saved};
+  activation_pass<true>(activation, dtype, inputs, grad_in,
+                        {"grad_in", "grad_out", saved_name(activation)}, walk, device);
+}
+
+template <>
+void Backend<Device::kCuda>::gated_forward(Gate gate, ScalarType dtype, const void* a,
+                                           const void* b, void* out, Walk walk,
+                                           double threshold, int32_t device) {
+  gated_passes<false>(gate, dtype, nullptr, a, b, out, nullptr, walk, threshold, device);
+}
+
+template <>
+void Backend<Device::kCuda>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
+                                            const void* a, const void* b, void* grad_a,
+                                            void* grad_b, Walk walk, double threshold,
+                                            int32_t device) {
+  gated_passes<true>(gate, dtype, grad_out, a, b, grad_a, grad_b, walk, threshold, device);
 }

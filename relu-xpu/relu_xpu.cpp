@@ -131,14 +131,22 @@ typename Ops::Element* mutable_elements_of(void* data, const char* name) {
   return static_cast<typename Ops::Element*>(data);
 }
 
+// XPU walks dense operands only (Backend::kWalksLayouts): the binding copies others first.
+int64_t dense_count(Walk walk) {
+  if (walk.layout != nullptr) throw std::logic_error("relu: the XPU backend takes dense passes");
+  return walk.n;
+}
+
 }  // namespace
 
-void relu_flat_xpu(Activation activation, relu_kernel::ScalarType dtype, const void* in,
-                   void* out, int64_t n, int32_t device) {
+template <>
+void Backend<Device::kXpu>::forward(Activation activation, ScalarType dtype, const void* x,
+                                    void* out, Walk walk, int32_t device) {
+  const int64_t n = dense_count(walk);
   visit_forward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Ops = XpuOps<kActivation, decltype(fmt)>;
-    const auto* src = elements_of<Ops>(in, "x");
+    const auto* src = elements_of<Ops>(x, "x");
     auto* dst = mutable_elements_of<Ops>(out, "out");
     sycl::queue& queue = current_queue(device);
     require_device_arithmetic<kActivation, decltype(fmt)>(queue);
@@ -148,9 +156,11 @@ void relu_flat_xpu(Activation activation, relu_kernel::ScalarType dtype, const v
   });
 }
 
-void relu_backward_flat_xpu(Activation activation, relu_kernel::ScalarType dtype,
-                            const void* grad_out, const void* saved, void* grad_in, int64_t n,
-                            int32_t device) {
+template <>
+void Backend<Device::kXpu>::backward(Activation activation, ScalarType dtype,
+                                     const void* grad_out, const void* saved, void* grad_in,
+                                     Walk walk, int32_t device) {
+  const int64_t n = dense_count(walk);
   visit_backward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Ops = XpuOps<kActivation, decltype(fmt)>;
@@ -165,8 +175,11 @@ void relu_backward_flat_xpu(Activation activation, relu_kernel::ScalarType dtype
   });
 }
 
-void gated_flat_xpu(relu_kernel::Gate gate, relu_kernel::ScalarType dtype, const void* a,
-                    const void* b, void* out, int64_t n, double threshold, int32_t device) {
+template <>
+void Backend<Device::kXpu>::gated_forward(Gate gate, ScalarType dtype, const void* a,
+                                          const void* b, void* out, Walk walk, double threshold,
+                                          int32_t device) {
+  const int64_t n = dense_count(walk);
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
@@ -181,9 +194,12 @@ void gated_flat_xpu(relu_kernel::Gate gate, relu_kernel::ScalarType dtype, const
   });
 }
 
-void gated_backward_flat_xpu(relu_kernel::Gate gate, relu_kernel::ScalarType dtype,
-                             const void* grad_out, const void* a, const void* b, void* grad_a,
-                             void* grad_b, int64_t n, double threshold, int32_t device) {
+template <>
+void Backend<Device::kXpu>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
+                                           const void* a, const void* b, void* grad_a,
+                                           void* grad_b, Walk walk, double threshold,
+                                           int32_t device) {
+  const int64_t n = dense_count(walk);
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);

@@ -22,8 +22,14 @@ import pytest
 from test_xpu_source import ROOT, compile_host, relu_xpu_host_flags, torch_include_flags
 
 CONFIG = tomllib.loads((ROOT / "build.toml").read_text())
-ENTRY_POINTS = set(re.findall(r"^(?:void|std::string)\s+(\w+)\(",
+# Backend<Device>'s members and the free functions the header declares.
+ENTRY_POINTS = set(re.findall(r"^\s*(?:static\s+)?(?:void|std::string)\s+(\w+)\(",
                               (ROOT / "relu-common" / "backend_entry_points.h").read_text(), re.MULTILINE))
+
+
+def entry_point_name(line: str) -> str:
+    """forward of "Backend<(Device)2>::forward(...)", relu_cpu_isa of "relu_cpu_isa[abi:cxx11]()"."""
+    return re.sub(r"^Backend<.*?>::", "", line).split("(")[0].split("[")[0]
 
 
 def kernel_sources(backend: str) -> list[str]:
@@ -58,7 +64,7 @@ def test_xpu_list_defines_every_entry_point_the_binding_calls(tmp_path):
     listed = [compile_host(ROOT / s, tmp_path / (s.replace("/", "_") + ".o"), listed_flags, warnings=())
               for s in kernel_sources("xpu") if s.endswith(".cpp")]
     # nm -C prints a function's signature, with its spaces: compare whole names.
-    called_lines = {line for obj in binding for line in nm_lines(obj, "-u") if line.split("(")[0] in ENTRY_POINTS}
+    called_lines = {line for obj in binding for line in nm_lines(obj, "-u") if entry_point_name(line) in ENTRY_POINTS}
     defined_lines = {line for obj in listed for line in nm_lines(obj, "--defined-only")}
     assert called_lines, "the binding references no backend entry point: the check sees nothing"
     assert sorted(called_lines - defined_lines) == [], "add their sources to [kernel.relu_xpu] src"

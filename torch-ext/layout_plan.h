@@ -1,15 +1,7 @@
-// Layout planning: the one place where dimensions are ordered by stride. One sort,
-// stride_order (TensorIterator's reorder_dimensions, which torch.empty_like's
-// infer_dense_strides repeats for one tensor), serves all three questions the binding asks of
-// a layout:
-//   - is a tensor one dense block (is_dense: torch's is_non_overlapping_and_dense);
-//   - how is a result laid out when x is not (dense_strides_like: torch.empty_like's rule,
-//     and so the layout torch.relu(x) returns);
-//   - how does a pass walk tensors that are not one dense block in one order, without a copy
-//     (strided_layout: that order with size-1 dimensions dropped and neighbours merged where
-//     every operand has them contiguous; relu-common/strided_layout.h).
-// Plain C++ over sizes and strides, no torch type: tests/layout_plan_check.cpp runs it with the
-// host's compiler against definitions of its own.
+// The one place where dimensions are ordered by stride (TensorIterator's reorder_dimensions),
+// answering: is a tensor dense (is_dense), how is a result of a non-dense x laid out
+// (dense_strides_like), how does a pass walk any layout with no copy (strided_layout). No
+// torch type: tests/layout_plan_check.cpp runs it on the host.
 #pragma once
 
 #include <array>
@@ -22,8 +14,7 @@
 
 namespace relu_binding {
 
-// One value per dimension, inline up to kInlineDims (every tensor a model makes) so that the
-// dense hot path allocates nothing; more on the heap.
+// Inline up to kInlineDims, so that the dense hot path allocates nothing.
 class DimArray {
  public:
   static constexpr int64_t kInlineDims = 16;
@@ -45,12 +36,9 @@ class DimArray {
   std::vector<int64_t> heap_;
 };
 
-// The `dim` dimensions (of sizes `sizes`) innermost first, ordered by the strides of
-// `operands` tensors (strides[k]: operand k's; the first decides unless it is ambiguous). A
-// stride of 0 (a broadcast) decides nothing; between equal strides the smaller size goes
-// inside; otherwise dimensions keep their order, the last innermost. Inline, as the two
-// below: every call of the ops asks is_dense of each tensor, and at small sizes the call
-// path is the latency.
+// Dimensions innermost first by the operands' strides, the first operand deciding unless
+// ambiguous; a 0 stride decides nothing, equal strides put the smaller size inside, else the
+// order stays. Inline: every op call asks is_dense, and small calls are all call path.
 inline DimArray stride_order(int64_t dim, const int64_t* sizes, const int64_t* const* strides,
                              int operands) {
   DimArray order(dim);
@@ -65,9 +53,7 @@ inline DimArray stride_order(int64_t dim, const int64_t* sizes, const int64_t* c
     }
     return 0;
   };
-  // Insertion sort that steps over ambiguous pairs and stops at the first dimension that must
-  // stay inside: the comparison is not a total order, so no library sort (which would also
-  // allocate a buffer on every call).
+  // Not a total order, so no library sort: an insertion sort that steps over ambiguous pairs.
   for (int64_t i = 1; i < dim; ++i) {
     for (int64_t d1 = i, d0 = i - 1; d0 >= 0; --d0) {
       const int comparison = should_swap(order[d0], order[d1]);
@@ -81,13 +67,8 @@ inline DimArray stride_order(int64_t dim, const int64_t* sizes, const int64_t* c
   return order;
 }
 
-// Some order of the dimensions is contiguous (dimensions of size 1 place nothing): torch's
-// is_non_overlapping_and_dense. The order's ambiguous pairs are zero strides (a dense tensor
-// has them on size-1 dimensions only) and equal strides of which one is on a size-1
-// dimension: among the dimensions of size > 1 of a dense tensor, whose strides are distinct,
-// the order is sorted. A zero stride on a dimension of size != 1 is never dense: a tensor
-// with elements has none in a contiguous order anyway, and one without (a size-0 dimension
-// zeroes the running product) keeps the answer of a sort by stride alone, which put it first.
+// torch's is_non_overlapping_and_dense: the stride order is contiguous. A dense tensor's
+// dimensions of size > 1 have distinct strides, so the order's ambiguity cannot hide one.
 inline bool is_dense(int64_t dim, const int64_t* sizes, const int64_t* strides) {
   int64_t expected = 1;
   for (const int64_t d : stride_order(dim, sizes, &strides, 1)) {
@@ -98,8 +79,7 @@ inline bool is_dense(int64_t dim, const int64_t* sizes, const int64_t* strides) 
   return true;
 }
 
-// The strides torch.empty_like gives a tensor that is not dense: dense, in its stride order
-// (aten's infer_dense_strides).
+// aten's infer_dense_strides: dense, in the tensor's stride order.
 inline DimArray dense_strides_like(int64_t dim, const int64_t* sizes, const int64_t* strides) {
   DimArray dense(dim);
   int64_t stride = 1;
