@@ -157,7 +157,7 @@ __global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, 
                                  uint64_t numel, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
-  constexpr int kElements = kScalarElementsInFlight;
+  constexpr int kElements = tuning::kScalarElementsInFlight;
   const uint64_t threads = blockDim.x;
   const uint64_t tile = threads * kElements;
   for (uint64_t base = blockIdx.x * tile; base < numel; base += gridDim.x * tile) {
