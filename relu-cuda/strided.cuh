@@ -47,7 +47,7 @@ namespace relu_kernel {
 // A pass's pointers (each at its tensor's first element) and its walk in Index-bit integers.
 // Operand 0 of the walk is out, operand 1 + k is in[k].
 template <typename Storage, int kInputs, typename Index>
-struct StridedPass {
+struct StridedOperands {
   const Storage* in[kInputs];
   Storage* out;
   IndexWalk<Index, kInputs + 1> walk;
@@ -68,7 +68,7 @@ __device__ __forceinline__ void row_tile_vector16(
   constexpr int kInputs = Op::kInputs;
   const VectorSplit split =
       split_for_vectors(length, misalignment16(out), int(sizeof(typename Op::Storage)));
-  if (tile == 0) {
+  if (tile == 0) {  // edge_element's rule as a loop over the block
     for (int64_t t = threadIdx.x; t < split.head + split.tail; t += blockDim.x) {
       const int64_t i = t < split.head ? t : split.tail_start + (t - split.head);
       out[i] = value_at(op, in, i);
@@ -116,7 +116,7 @@ __device__ __forceinline__ void row_tile_elements(
 // One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
 // operand has stride 1 along the rows, so every row goes through vectors.
 template <typename Op, bool kUnitStrides, CacheHint kHint>
-__global__ void strided_rows(StridedPass<typename Op::Storage, Op::kInputs, uint64_t> pass,
+__global__ void strided_rows(StridedOperands<typename Op::Storage, Op::kInputs, uint64_t> pass,
                              RowTiling tiling, Op op) {
   using Storage = typename Op::Storage;
   constexpr int kInputs = Op::kInputs;
@@ -153,7 +153,7 @@ __global__ void strided_rows(StridedPass<typename Op::Storage, Op::kInputs, uint
 // kScalarElementsInFlight elements of the pass per thread and loop trip, each element's
 // offsets from its linear index, all loaded before any is stored.
 template <typename Op, typename Index>
-__global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, Index> pass,
+__global__ void strided_elements(StridedOperands<typename Op::Storage, Op::kInputs, Index> pass,
                                  uint64_t numel, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
@@ -187,9 +187,9 @@ __global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, 
 }
 
 template <typename Op, typename Index>
-StridedPass<typename Op::Storage, Op::kInputs, Index> strided_pass_of(
-    const Pass<typename Op::Storage, Op::kInputs>& pass, const StridedLayout& layout) {
-  StridedPass<typename Op::Storage, Op::kInputs, Index> strided{};
+StridedOperands<typename Op::Storage, Op::kInputs, Index> strided_operands_of(
+    const Operands<typename Op::Storage, Op::kInputs>& pass, const StridedLayout& layout) {
+  StridedOperands<typename Op::Storage, Op::kInputs, Index> strided{};
   for (int k = 0; k < Op::kInputs; ++k) strided.in[k] = pass.in[k];
   strided.out = pass.out;
   strided.walk = make_index_walk<Index, Op::kInputs + 1>(layout);
@@ -199,7 +199,7 @@ StridedPass<typename Op::Storage, Op::kInputs, Index> strided_pass_of(
 // The row kernel for the policy's threads, grid and hint.
 template <typename Op>
 void launch_strided_rows(const Op& op,
-                         const StridedPass<typename Op::Storage, Op::kInputs, uint64_t>& pass,
+                         const StridedOperands<typename Op::Storage, Op::kInputs, uint64_t>& pass,
                          const RowTiling& tiling, bool unit_inner_strides,
                          const StridedLaunchPolicy& policy, cudaStream_t stream) {
   const dim3 grid(unsigned(policy.blocks)), block(unsigned(policy.threads));
@@ -215,11 +215,11 @@ void launch_strided_rows(const Op& op,
 }
 
 template <typename Op, typename Index>
-void launch_strided_elements(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
+void launch_strided_elements(const Op& op, const Operands<typename Op::Storage, Op::kInputs>& pass,
                              const StridedLayout& layout, const StridedLaunchPolicy& policy,
                              cudaStream_t stream) {
   strided_elements<Op, Index><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(
-      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n), op);
+      strided_operands_of<Op, Index>(pass, layout), uint64_t(pass.n), op);
   check_cuda(cudaGetLastError());
 }
 
@@ -232,7 +232,7 @@ void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* 
   constexpr int kOperands = Op::kInputs + 1;
   constexpr int kElementBytes = int(sizeof(Storage));
   require_valid_layout(layout);
-  Pass<Storage, Op::kInputs> pass{};
+  Operands<Storage, Op::kInputs> pass{};
   for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
   pass.out = static_cast<Storage*>(out);
   pass.n = layout.numel();
@@ -250,7 +250,7 @@ void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* 
     }
     return;
   }
-  const auto strided = strided_pass_of<Op, uint64_t>(pass, layout);
+  const auto strided = strided_operands_of<Op, uint64_t>(pass, layout);
   const RowTiling tiling{Divider64::of(uint64_t(policy.tiles_per_row)),
                          uint64_t(pass.n / length) * uint64_t(policy.tiles_per_row)};
   bool unit_inner_strides = true;
