@@ -267,73 +267,53 @@ __device__ __forceinline__ Vector16<uint32_t> pairs_through_float(
   return v;
 }
 
-// The three gated element functions, each over its inputs in order.
-template <Gate kGate>
-struct GatedForward {  // in = {a, b}
-  static constexpr int kInputs = 2;
-  template <typename T>
-  static __device__ __forceinline__ T value(const T (&x)[2], T t) {
-    return gated_value<kGate>(x[0], x[1], t);
-  }
-  template <typename Fmt, typename S, typename T>
-  static __device__ __forceinline__ S element(const S (&x)[2], T t) {
-    return gated_element<kGate, Fmt>(x[0], x[1], t);
-  }
-};
+// One pass of a gated op in OpMath: forward in = {a, b}; kGradA in = {grad_out, a, b};
+// kGradB in = {grad_out, a}.
+enum class GatedPass { kForward, kGradA, kGradB };
 
-template <Gate kGate>
-struct GatedGradA {  // in = {grad_out, a, b}
-  static constexpr int kInputs = 3;
-  template <typename T>
-  static __device__ __forceinline__ T value(const T (&x)[3], T t) {
-    return gated_grad_a_value<kGate>(x[0], x[1], x[2], t);
-  }
-  template <typename Fmt, typename S, typename T>
-  static __device__ __forceinline__ S element(const S (&x)[3], T t) {
-    return gated_grad_a_element<kGate, Fmt>(x[0], x[1], x[2], t);
-  }
-};
-
-template <Gate kGate>
-struct GatedGradB {  // in = {grad_out, a}
-  static constexpr int kInputs = 2;
-  template <typename T>
-  static __device__ __forceinline__ T value(const T (&x)[2], T t) {
-    return gated_grad_b_value<kGate>(x[0], x[1], t);
-  }
-  template <typename Fmt, typename S, typename T>
-  static __device__ __forceinline__ S element(const S (&x)[2], T t) {
-    return gated_grad_b_element<kGate, Fmt>(x[0], x[1], t);
-  }
-};
-
-template <typename Function, typename Fmt>
-struct GatedFunctionOp {
+template <Gate kGate, GatedPass kPass, typename Fmt>
+struct GatedPassOp {
   using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = Function::kInputs;
+  static constexpr int kInputs = kPass == GatedPass::kGradA ? 3 : 2;
   typename OpMath<Fmt>::Type threshold;
 
+  template <typename T>
+  static __device__ __forceinline__ T opmath_value(const T (&x)[kInputs], T t) {
+    if constexpr (kPass == GatedPass::kForward) {
+      return gated_value<kGate>(x[0], x[1], t);
+    } else if constexpr (kPass == GatedPass::kGradA) {
+      return gated_grad_a_value<kGate>(x[0], x[1], x[2], t);
+    } else {
+      return gated_grad_b_value<kGate>(x[0], x[1], t);
+    }
+  }
   __device__ __forceinline__ Vector16<uint32_t> vector(
       const Vector16<uint32_t> (&in)[kInputs]) const {
     if constexpr (kIsHalfPair<Fmt>) {
       const float t = threshold;
       return pairs_through_float<Fmt>(
-          in, [t](const float (&x)[kInputs]) { return Function::value(x, t); });
+          in, [t](const float (&x)[kInputs]) { return opmath_value(x, t); });
     } else {
       return vector_by_values(*this, in);
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[kInputs]) const {
-    return Function::template element<Fmt>(in, threshold);
+    if constexpr (kPass == GatedPass::kForward) {
+      return gated_element<kGate, Fmt>(in[0], in[1], threshold);
+    } else if constexpr (kPass == GatedPass::kGradA) {
+      return gated_grad_a_element<kGate, Fmt>(in[0], in[1], in[2], threshold);
+    } else {
+      return gated_grad_b_element<kGate, Fmt>(in[0], in[1], threshold);
+    }
   }
 };
 
 template <Gate kGate, typename Fmt>
-using GatedOp = GatedFunctionOp<GatedForward<kGate>, Fmt>;
+using GatedOp = GatedPassOp<kGate, GatedPass::kForward, Fmt>;
 template <Gate kGate, typename Fmt>
-using GatedGradAOp = GatedFunctionOp<GatedGradA<kGate>, Fmt>;
+using GatedGradAOp = GatedPassOp<kGate, GatedPass::kGradA, Fmt>;
 template <Gate kGate, typename Fmt>
-using GatedGradBOp = GatedFunctionOp<GatedGradB<kGate>, Fmt>;
+using GatedGradBOp = GatedPassOp<kGate, GatedPass::kGradB, Fmt>;
 
 // Unsigned elements, whose relu is the identity: bytes, whatever the element size.
 struct CopyOp {
