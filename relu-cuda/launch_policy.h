@@ -68,8 +68,8 @@ inline CacheHint cache_hint_for(const DeviceTraits& device, int64_t footprint_by
 // ---- The dense pass (relu_cuda.cu): a form is its vectors per thread, threads per block,
 // whether it loops (a grid-stride loop with 64-bit offsets) or moves one tile per block (32-bit
 // offsets, each vector predicated on its bound), and its cache hint. The tiles serve a pass that
-// stays in the L2, 1 x 256 while its grid fits one wave, else 2 x 128 (a wave holds twice the
-// bytes); kStream serves the rest. A new form is an enumerator, its traits and a case below.
+// stays in the L2, one vector per thread while the grid fits one wave, else two (a wave then
+// holds twice the bytes); kStream serves the rest. A new form is an enumerator, its traits and a case below.
 enum class DenseForm : uint8_t { kTileOneVector, kTileTwoVectors, kStream };
 
 template <int kVectorsPerThread, int kThreadsPerBlock, bool kLoopsOverGrid, CacheHint kCacheHint>
