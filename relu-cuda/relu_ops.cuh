@@ -269,19 +269,19 @@ __device__ __forceinline__ Vector16<uint32_t> pairs_through_float(
 
 // One pass of a gated op in OpMath: forward in = {a, b}; kGradA in = {grad_out, a, b};
 // kGradB in = {grad_out, a}.
-enum class GatedPass { kForward, kGradA, kGradB };
+enum class GatedPassKind { kForward, kGradA, kGradB };
 
-template <Gate kGate, GatedPass kPass, typename Fmt>
+template <Gate kGate, GatedPassKind kPass, typename Fmt>
 struct GatedPassOp {
   using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = kPass == GatedPass::kGradA ? 3 : 2;
+  static constexpr int kInputs = kPass == GatedPassKind::kGradA ? 3 : 2;
   typename OpMath<Fmt>::Type threshold;
 
   template <typename T>
   static __device__ __forceinline__ T opmath_value(const T (&x)[kInputs], T t) {
-    if constexpr (kPass == GatedPass::kForward) {
+    if constexpr (kPass == GatedPassKind::kForward) {
       return gated_value<kGate>(x[0], x[1], t);
-    } else if constexpr (kPass == GatedPass::kGradA) {
+    } else if constexpr (kPass == GatedPassKind::kGradA) {
       return gated_grad_a_value<kGate>(x[0], x[1], x[2], t);
     } else {
       return gated_grad_b_value<kGate>(x[0], x[1], t);
@@ -298,9 +298,9 @@ struct GatedPassOp {
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[kInputs]) const {
-    if constexpr (kPass == GatedPass::kForward) {
+    if constexpr (kPass == GatedPassKind::kForward) {
       return gated_element<kGate, Fmt>(in[0], in[1], threshold);
-    } else if constexpr (kPass == GatedPass::kGradA) {
+    } else if constexpr (kPass == GatedPassKind::kGradA) {
       return gated_grad_a_element<kGate, Fmt>(in[0], in[1], in[2], threshold);
     } else {
       return gated_grad_b_element<kGate, Fmt>(in[0], in[1], threshold);
@@ -309,11 +309,11 @@ struct GatedPassOp {
 };
 
 template <Gate kGate, typename Fmt>
-using GatedOp = GatedPassOp<kGate, GatedPass::kForward, Fmt>;
+using GatedOp = GatedPassOp<kGate, GatedPassKind::kForward, Fmt>;
 template <Gate kGate, typename Fmt>
-using GatedGradAOp = GatedPassOp<kGate, GatedPass::kGradA, Fmt>;
+using GatedGradAOp = GatedPassOp<kGate, GatedPassKind::kGradA, Fmt>;
 template <Gate kGate, typename Fmt>
-using GatedGradBOp = GatedPassOp<kGate, GatedPass::kGradB, Fmt>;
+using GatedGradBOp = GatedPassOp<kGate, GatedPassKind::kGradB, Fmt>;
 
 // Unsigned elements, whose relu is the identity: bytes, whatever the element size.
 struct CopyOp {

@@ -35,7 +35,7 @@ GATED_PASSES = {"0": "forward", "1": "grad_a", "2": "grad_b"}
 def op_of(kernel: str) -> str:
     functor = re.match(r"void relu_kernel::\w+<relu_kernel::(\w+)<?", kernel)
     assert functor, f"a kernel whose first template argument is not an op: {kernel[:200]}"
-    gated = re.search(r"GatedPassOp<\(relu_kernel::Gate\)(\d), \(relu_kernel::GatedPass\)(\d)", kernel)
+    gated = re.search(r"GatedPassOp<\(relu_kernel::Gate\)(\d), \(relu_kernel::GatedPassKind\)(\d)", kernel)
     if functor.group(1) == "GatedPassOp" and gated:
         return f"{GATES[gated.group(1)]} {GATED_PASSES[gated.group(2)]}"
     assert functor.group(1) in OP_OF_FUNCTOR, f"an op the budget does not know: {functor.group(1)}"
