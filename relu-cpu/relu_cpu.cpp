@@ -1,4 +1,4 @@
-// CPU backend. Each element goes through relu_element (relu-common/relu_element.h), in a
+// CPU backend. Each element goes through relu_forward (relu-common/relu_element.h), in a
 // loop with no branch that the compiler vectorizes three times: for AVX-512, for AVX2 and
 // for the baseline ISA (SSE2 on x86-64, NEON on aarch64). The variant is picked once, at
 // load, from CPUID; RELU_CPU_ISA=avx512|avx2|portable caps it (tests run every variant).
@@ -46,7 +46,7 @@ __attribute__((always_inline)) inline void forward_span(const typename Fmt::Stor
   // element depends on another, which is exactly what ivdep promises.
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) out[i] = forward_element<kActivation, Fmt>(in[i * kStep]);
+  for (int64_t i = 0; i < n; ++i) out[i] = activation_forward<kActivation, Fmt>(in[i * kStep]);
 }
 
 template <Activation kActivation, typename Fmt>
@@ -57,14 +57,14 @@ __attribute__((always_inline)) inline void backward_span(const typename Fmt::Sto
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
   for (int64_t i = 0; i < n; ++i) {
-    grad_in[i] = backward_element<kActivation, Fmt>(grad[i], saved[i]);
+    grad_in[i] = activation_backward<kActivation, Fmt>(grad[i], saved[i]);
   }
 }
 
 // One element with no branch, for the rows the compiler cannot vectorize. GCC compiles the
 // scalar compare-and-select of float and double to a conditional jump, mispredicted on half
 // of random data: float32 x[:, ::2] ran at 0.2x torch.relu on the dev CPU (Zen 3). As an
-// unsigned bit pattern every dtype goes through relu_lanes (one lane per word) and the
+// unsigned bit pattern every dtype goes through lanes::relu_forward (one lane per word) and the
 // gradient through a mask.
 template <size_t kBytes>
 struct UnsignedOfSize;
@@ -100,9 +100,9 @@ __attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* 
                                                    int64_t out_stride, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (kActivation == Activation::kRelu) {
-      out[i * out_stride] = element_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(in[i * in_stride])));
+      out[i * out_stride] = element_of<Fmt>(lanes::relu_forward<Fmt>(bits_of<Fmt>(in[i * in_stride])));
     } else {
-      out[i * out_stride] = forward_element<kActivation, Fmt>(in[i * in_stride]);
+      out[i * out_stride] = activation_forward<kActivation, Fmt>(in[i * in_stride]);
     }
   }
 }
@@ -114,13 +114,13 @@ __attribute__((noinline)) void backward_strided_row(
   using Bits = ElementBits<Fmt>;
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (kActivation == Activation::kRelu) {
-      const Bits result_bits = relu_lanes<Fmt>(bits_of<Fmt>(saved[i * saved_stride]));
+      const Bits result_bits = lanes::relu_forward<Fmt>(bits_of<Fmt>(saved[i * saved_stride]));
       const Bits keep = Bits(Bits(0) - Bits(result_bits != 0));  // all ones where result > 0
       grad_in[i * grad_in_stride] =
           element_of<Fmt>(Bits(bits_of<Fmt>(grad[i * grad_stride]) & keep));
     } else {
       grad_in[i * grad_in_stride] =
-          backward_element<kActivation, Fmt>(grad[i * grad_stride], saved[i * saved_stride]);
+          activation_backward<kActivation, Fmt>(grad[i * grad_stride], saved[i * saved_stride]);
     }
   }
 }
@@ -538,7 +538,7 @@ void gated_strided_cpu(Gate gate, ScalarType dtype, const void* a, const void* b
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* inputs[] = {a, b};
     run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
-      return gated_element<kGate, Fmt>(av, bv, t);
+      return gated_forward<kGate, Fmt>(av, bv, t);
     });
   });
 }
@@ -553,11 +553,11 @@ void gated_backward_strided_cpu(Gate gate, ScalarType dtype, const void* grad_ou
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* a_inputs[] = {grad_out, a, b};
     run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
-      return gated_grad_a_element<kGate, Fmt>(g, av, bv, t);
+      return gated_grad_a<kGate, Fmt>(g, av, bv, t);
     });
     const void* b_inputs[] = {grad_out, a};
     run_map<2, Storage>(layout, b_inputs, grad_b, [t](Storage g, Storage av) {
-      return gated_grad_b_element<kGate, Fmt>(g, av, t);
+      return gated_grad_b<kGate, Fmt>(g, av, t);
     });
   });
 }

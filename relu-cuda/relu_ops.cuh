@@ -45,7 +45,7 @@ __device__ __forceinline__ Vector16<typename Fmt::Word> relu_vector16_gpu(
     return relu_pairs_by_max<__nv_bfloat162>(v);
   }
 #endif
-  return relu_vector16<Fmt>(v);
+  return relu_forward<Fmt>(v);
 }
 
 // A pass's operands: in = {x} forward, {grad_out, result} backward; `n` elements each.
@@ -66,7 +66,7 @@ struct ForwardOp {
     return as_words<uint32_t>(relu_vector16_gpu<Fmt>(as_words<Word>(in[0])));
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
-    return relu_element<Fmt>(in[0]);
+    return relu_forward<Fmt>(in[0]);
   }
 };
 
@@ -77,10 +77,10 @@ struct BackwardOp {
   __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
     using Word = typename Fmt::Word;
     return as_words<uint32_t>(
-        relu_backward_vector16<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
+        relu_backward<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return relu_backward_element<Fmt>(in[0], in[1]);
+    return relu_backward<Fmt>(in[0], in[1]);
   }
 };
 
@@ -105,14 +105,14 @@ struct LanesOp {
     Vector16<Word> v = as_words<Word>(in[0]);
 #pragma unroll
     for (int i = 0; i < Vector16<Word>::kWords; ++i) {
-      v.words[i] = relu_by_rule<8 * kBytes>(v.words[i], rule);
+      v.words[i] = lanes::relu_forward<8 * kBytes>(v.words[i], rule);
     }
     return as_words<uint32_t>(v);
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
     // The rule of one lane is the lowest lane of the word's.
     const LaneRule<Storage> element_rule{Storage(rule.signs), Storage(rule.nan_floor)};
-    return relu_keeps(in[0], element_rule) ? in[0] : Storage(0);
+    return lanes::keeps(in[0], element_rule) ? in[0] : Storage(0);
   }
 };
 
@@ -136,7 +136,7 @@ struct LanesBackwardOp {
     return out;
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return relu_keeps(in[1], rule) ? in[0] : Storage(0);
+    return lanes::keeps(in[1], rule) ? in[0] : Storage(0);
   }
 };
 
@@ -205,8 +205,8 @@ struct ReluSquaredOp {
 #pragma unroll
       for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
         float2 f = float2_of_pair<Fmt>(v.words[i]);
-        f.x = relu_squared_value(f.x);
-        f.y = relu_squared_value(f.y);
+        f.x = relu_squared_forward(f.x);
+        f.y = relu_squared_forward(f.y);
         v.words[i] = pair_of_float2<Fmt>(f);
       }
       return v;
@@ -215,7 +215,7 @@ struct ReluSquaredOp {
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
-    return forward_element<Activation::kReluSquared, Fmt>(in[0]);
+    return activation_forward<Activation::kReluSquared, Fmt>(in[0]);
   }
 };
 
@@ -233,8 +233,8 @@ struct ReluSquaredBackwardOp {
       for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
         const float2 g = float2_of_pair<Fmt>(in[0].words[i]);
         const float2 x = float2_of_pair<Fmt>(in[1].words[i]);
-        const uint32_t low = from_opmath<Fmt>(relu_squared_backward_value(g.x, x.x));
-        const uint32_t high = from_opmath<Fmt>(relu_squared_backward_value(g.y, x.y));
+        const uint32_t low = from_opmath<Fmt>(relu_squared_backward(g.x, x.x));
+        const uint32_t high = from_opmath<Fmt>(relu_squared_backward(g.y, x.y));
         v.words[i] = low | (high << 16);
       }
       return v;
@@ -243,7 +243,7 @@ struct ReluSquaredBackwardOp {
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return backward_element<Activation::kReluSquared, Fmt>(in[0], in[1]);
+    return activation_backward<Activation::kReluSquared, Fmt>(in[0], in[1]);
   }
 };
 
@@ -280,11 +280,11 @@ struct GatedPassOp {
   template <typename T>
   static __device__ __forceinline__ T opmath_value(const T (&x)[kInputs], T t) {
     if constexpr (kPass == GatedPassKind::kForward) {
-      return gated_value<kGate>(x[0], x[1], t);
+      return gated_forward<kGate>(x[0], x[1], t);
     } else if constexpr (kPass == GatedPassKind::kGradA) {
-      return gated_grad_a_value<kGate>(x[0], x[1], x[2], t);
+      return gated_grad_a<kGate>(x[0], x[1], x[2], t);
     } else {
-      return gated_grad_b_value<kGate>(x[0], x[1], t);
+      return gated_grad_b<kGate>(x[0], x[1], t);
     }
   }
   __device__ __forceinline__ Vector16<uint32_t> vector(
@@ -299,11 +299,11 @@ struct GatedPassOp {
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[kInputs]) const {
     if constexpr (kPass == GatedPassKind::kForward) {
-      return gated_element<kGate, Fmt>(in[0], in[1], threshold);
+      return gated_forward<kGate, Fmt>(in[0], in[1], threshold);
     } else if constexpr (kPass == GatedPassKind::kGradA) {
-      return gated_grad_a_element<kGate, Fmt>(in[0], in[1], in[2], threshold);
+      return gated_grad_a<kGate, Fmt>(in[0], in[1], in[2], threshold);
     } else {
-      return gated_grad_b_element<kGate, Fmt>(in[0], in[1], threshold);
+      return gated_grad_b<kGate, Fmt>(in[0], in[1], threshold);
     }
   }
 };

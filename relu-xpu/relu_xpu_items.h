@@ -27,35 +27,35 @@ struct XpuOps<Activation::kRelu, Fmt> {
   using Element = typename Fmt::Storage;
   using Vector = Vector16<typename Fmt::Word>;
 
-  static Element forward_element(Element x) { return relu_element<Fmt>(x); }
-  static Vector forward_vector(Vector v) { return relu_vector16<Fmt>(v); }
+  static Element forward_element(Element x) { return relu_forward<Fmt>(x); }
+  static Vector forward_vector(Vector v) { return relu_forward<Fmt>(v); }
   static Element backward_element(Element grad, Element result) {
-    return relu_backward_element<Fmt>(grad, result);
+    return relu_backward<Fmt>(grad, result);
   }
   static Vector backward_vector(Vector grad, Vector result) {
-    return relu_backward_vector16<Fmt>(grad, result);
+    return relu_backward<Fmt>(grad, result);
   }
 };
 
-// float64 as bit patterns, with the bit form relu_lanes: no double in the kernel at all.
+// float64 as bit patterns, with the bit form lanes::relu_forward: no double in the kernel at all.
 // Intel's DG2 GPUs (Arc A-series, Flex) have no fp64 unit; kernel-builder compiles with
 // -cl-poison-unsupported-fp64-kernels, and a kernel that uses the double type at all fails
 // there at launch ("Required aspect fp64 is not supported on the device"). With integer
-// words, relu on float64 tensors needs no fp64 hardware. relu_lanes<Float64Format> is
+// words, relu on float64 tensors needs no fp64 hardware. lanes::relu_forward<Float64Format> is
 // checked against the reference like the rest of the header (tests/relu_element_check.cpp).
 template <>
 struct XpuOps<Activation::kRelu, Float64Format> {
   using Element = uint64_t;
   using Vector = Vector16<uint64_t>;
 
-  static Element forward_element(Element x) { return relu_lanes<Float64Format>(x); }
+  static Element forward_element(Element x) { return lanes::relu_forward<Float64Format>(x); }
   static Vector forward_vector(Vector v) {
-    for (int i = 0; i < Vector::kWords; ++i) v.words[i] = relu_lanes<Float64Format>(v.words[i]);
+    for (int i = 0; i < Vector::kWords; ++i) v.words[i] = lanes::relu_forward<Float64Format>(v.words[i]);
     return v;
   }
   // relu(result) is +0 (all bits clear) exactly where result > 0 is false.
   static Element backward_element(Element grad, Element result) {
-    return relu_lanes<Float64Format>(result) != 0 ? grad : Element(0);
+    return lanes::relu_forward<Float64Format>(result) != 0 ? grad : Element(0);
   }
   static Vector backward_vector(Vector grad, Vector result) {
     for (int i = 0; i < Vector::kWords; ++i) {
@@ -74,7 +74,7 @@ struct XpuOps<Activation::kReluSquared, Fmt> {
   static constexpr int kElements = int(kVectorBytes / sizeof(Element));
 
   static Element forward_element(Element x) {
-    return relu_kernel::forward_element<Activation::kReluSquared, Fmt>(x);
+    return relu_kernel::activation_forward<Activation::kReluSquared, Fmt>(x);
   }
   static Vector forward_vector(Vector v) {
     Element x[kElements];
@@ -84,7 +84,7 @@ struct XpuOps<Activation::kReluSquared, Fmt> {
     return v;
   }
   static Element backward_element(Element grad, Element x) {
-    return relu_kernel::backward_element<Activation::kReluSquared, Fmt>(grad, x);
+    return relu_kernel::activation_backward<Activation::kReluSquared, Fmt>(grad, x);
   }
   static Vector backward_vector(Vector grad, Vector x) {
     Element g[kElements];
@@ -178,7 +178,7 @@ struct XpuGatedOp {
   static constexpr int kInputs = 2;
   typename OpMath<Fmt>::Type threshold;
   Element operator()(const Element (&x)[2]) const {
-    return gated_element<kGate, Fmt>(x[0], x[1], threshold);
+    return gated_forward<kGate, Fmt>(x[0], x[1], threshold);
   }
 };
 
@@ -188,7 +188,7 @@ struct XpuGatedGradAOp {
   static constexpr int kInputs = 3;
   typename OpMath<Fmt>::Type threshold;
   Element operator()(const Element (&x)[3]) const {
-    return gated_grad_a_element<kGate, Fmt>(x[0], x[1], x[2], threshold);
+    return gated_grad_a<kGate, Fmt>(x[0], x[1], x[2], threshold);
   }
 };
 
@@ -198,7 +198,7 @@ struct XpuGatedGradBOp {
   static constexpr int kInputs = 2;
   typename OpMath<Fmt>::Type threshold;
   Element operator()(const Element (&x)[2]) const {
-    return gated_grad_b_element<kGate, Fmt>(x[0], x[1], threshold);
+    return gated_grad_b<kGate, Fmt>(x[0], x[1], threshold);
   }
 };
 
