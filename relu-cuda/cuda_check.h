@@ -9,9 +9,8 @@
 
 #include <cuda_runtime.h>
 
-// torch's current CUDA stream of a device. A C shim function of libtorch (torch >= 2.3,
-// kernel-abi-check's shim_function_versions.txt); the stable headers declare it only when
-// torch itself is built with USE_CUDA, so it is declared here.
+// A libtorch C shim function (torch >= 2.3) that the stable headers declare only in CUDA builds
+// of torch.
 extern "C" int32_t aoti_torch_get_current_cuda_stream(int32_t device_index, void** ret_stream);
 
 namespace relu_kernel {

@@ -12,15 +12,9 @@
 
 namespace relu_kernel {
 
-// Makes `device` current for the scope (a kernel launches on the runtime's current device).
-// Where it already is current (every call of a process on one GPU, and of a rank that set its
-// device), nothing is set or restored: one cudaGetDevice, as before any guard. Otherwise
-// torch's stable DeviceGuard (c10::DeviceGuard behind the C shim; torch >= 2.9), which
-// restores the previous device with c10's MaybeSetDevice: a device that has no context yet
-// is left without one. A plain cudaSetDevice(previous) would create the primary context
-// there, hundreds of MiB on a GPU the process never used (a torchrun rank on cuda:1 that
-// never called set_device). tests/test_cuda_compile.py holds the objects to it: no
-// cudaSetDevice.
+// Makes `device` current for the scope; where it already is, nothing is set or restored.
+// Otherwise torch's stable DeviceGuard, which restores with c10's MaybeSetDevice: a plain
+// cudaSetDevice(previous) would create a primary context on a GPU the process never used.
 class CudaDeviceScope {
  public:
   explicit CudaDeviceScope(int32_t device) {

@@ -1,13 +1,6 @@
-// How the CUDA kernels are launched: every decision in one function per pass (the dense
-// kernel's form and grid; for a strided pass which kernel, its threads, hint and tiles per
-// row), from the device's properties and the size of the pass. The dense pass depends only on
-// the element count; a strided pass also on its row length.
-//
-// Each constant carries the measurement that chose it, on the H200 (132 SMs, 60 MiB L2;
-// GPU time per call from CUDA-graph replay, float32 unless named); PERFORMANCE.md, "Why the
-// constants are what they are", has the runs. Other architectures (7.5, 8.0, 8.9, 10.0, 12.0)
-// get the same choices, one wave scaled by their SM count and resident threads and the
-// streaming threshold by their L2 size: unmeasured.
+// How the CUDA kernels are launched: one function per pass decides the dense kernel's form and
+// grid, or a strided pass's kernel, threads, hint and tiles per row, from the device's
+// properties and the pass's size. The measured constants are in tuning.h.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +11,7 @@
 
 #include "relu-cuda/cuda_check.h"
 #include "relu-cuda/memory.cuh"
+#include "relu-cuda/tuning.h"
 
 namespace relu_kernel {
 
@@ -28,9 +22,8 @@ struct DeviceTraits {
   int max_threads_per_sm = 0;  // resident threads per SM
 };
 
-// Queried once per process for every device and kept, so a call costs no driver query. A
-// function-local static (thread-safe, and tried again if the query throws), not
-// std::call_once: that would tie the binary to pthread_once@GLIBC_2.34.
+// Queried once per process, so a call costs no driver query; a function-local static, not
+// std::call_once, which would tie the binary to pthread_once@GLIBC_2.34.
 inline const DeviceTraits& device_traits(int32_t device) {
   static const std::vector<DeviceTraits> traits = [] {
     int count = 0;
@@ -57,74 +50,50 @@ inline int64_t one_wave_threads(const DeviceTraits& device) {
 // The largest grid.x any CUDA device accepts.
 constexpr int64_t kMaxGridX = 2147483647;
 
-// Threads per block: 256 beat 128 at 1 MiB hot (1.76 vs 1.82 us) and 512 or 1024 at every size.
-constexpr int kThreads = 256;
-
-// Streaming hints from a footprint (inputs + output) of 3/4 of the L2, 45 MiB: below it a
-// consumer found relu's output in L2 (producer -> relu -> consumer at 8 MiB: 4.20 us plain,
-// 4.83 streaming); from 24 MiB of input up that chain gained 2-10% with streaming.
-constexpr int64_t kStreamingFootprintL2Numerator = 3;
-constexpr int64_t kStreamingFootprintL2Denominator = 4;
-
-// Grid: one that covers the tensor once, capped at kMaxGridX (the kernels loop past it):
-// persistent grids of 4, 8 or 16 blocks per SM were slower (8 MiB cold: 6.85, 6.38, 6.28 us
-// against 6.27).
+// A grid that covers the work once (persistent grids were slower), capped at kMaxGridX: the
+// kernels loop past it.
 inline int64_t blocks_for(int64_t units, int64_t units_per_block) {
   const int64_t blocks = (units + units_per_block - 1) / units_per_block;
   if (blocks < 1) return 1;  // the block that writes the head and tail
   return blocks < kMaxGridX ? blocks : kMaxGridX;
 }
 
-// The cache hint for a pass whose tensors together move `footprint_bytes`.
+// Streaming hints once the pass's footprint no longer leaves its output in the L2 for a consumer.
 inline CacheHint cache_hint_for(const DeviceTraits& device, int64_t footprint_bytes) {
-  const bool streaming = footprint_bytes * kStreamingFootprintL2Denominator >=
-                         device.l2_bytes * kStreamingFootprintL2Numerator;
+  const bool streaming = footprint_bytes * tuning::kStreamingFootprintL2Denominator >=
+                         device.l2_bytes * tuning::kStreamingFootprintL2Numerator;
   return streaming ? CacheHint::kStreaming : CacheHint::kDefault;
 }
 
-// ---- The dense pass (relu_cuda.cu): one kernel per form, op and input alignment. A form is
-// its traits: 16-byte vectors per thread, threads per block, whether the kernel loops (a
-// grid-stride loop with 64-bit offsets, so any count is covered) or moves one tile per block
-// (32-bit offsets, every vector's access predicated on its own bound, the grid covering
-// every vector), and the cache hint of its loads and stores.
-//   kTileOneVector, kTileTwoVectors: a pass that stays in the L2 (footprint below the
-//            streaming threshold); 1 vector x 256 threads while that grid fits one wave, else
-//            2 x 128 (a wave holds twice the bytes);
-//   kStream: from the threshold up, streaming hints: one vector per thread and trip (2 was
-//            4% slower at 1 GiB cold: 500.9 us with 1, 520.9 with 2).
-// Straight-line tiles (1 x 256 up to 4 MiB, 2 x 128 above) against the previous 2 x 128 tile
-// (a whole-tile branch, 64-bit offsets, block 0's head and tail first), 256 KiB-32 MiB, 4
-// dtypes, hot and rotated: 0.955x its time, geometric mean (float32 256 KiB: 1.23 vs 1.29 us);
-// at 8 MiB float32 rotated, where 1 x 256 needs two waves, 2 x 128 3.50 us against 3.71.
-// A new form is an enumerator, its traits and its case in visit_dense_form.
+// ---- The dense pass (relu_cuda.cu): a form is its vectors per thread, threads per block,
+// whether it loops (a grid-stride loop with 64-bit offsets) or moves one tile per block (32-bit
+// offsets, each vector predicated on its bound), and its cache hint. The tiles serve a pass that
+// stays in the L2, one vector per thread while the grid fits one wave, else two (a wave then
+// holds twice the bytes); kStream serves the rest. A new form is an enumerator, its traits and a case below.
 enum class DenseForm : uint8_t { kTileOneVector, kTileTwoVectors, kStream };
+
+template <int kVectorsPerThread, int kThreadsPerBlock, bool kLoopsOverGrid, CacheHint kCacheHint>
+struct DenseFormShape {
+  static constexpr int kVectors = kVectorsPerThread;
+  static constexpr int kThreads = kThreadsPerBlock;
+  static constexpr bool kLoops = kLoopsOverGrid;
+  static constexpr CacheHint kHint = kCacheHint;
+};
 
 template <DenseForm kForm>
 struct DenseFormTraits;
 template <>
-struct DenseFormTraits<DenseForm::kTileOneVector> {
-  static constexpr int kVectors = 1;
-  static constexpr int kThreads = 256;
-  static constexpr bool kLoops = false;
-  static constexpr CacheHint kHint = CacheHint::kDefault;
-};
+struct DenseFormTraits<DenseForm::kTileOneVector>
+    : DenseFormShape<1, tuning::kTileOneVectorThreads, false, CacheHint::kDefault> {};
 template <>
-struct DenseFormTraits<DenseForm::kTileTwoVectors> {
-  static constexpr int kVectors = 2;
-  static constexpr int kThreads = 128;
-  static constexpr bool kLoops = false;
-  static constexpr CacheHint kHint = CacheHint::kDefault;
-};
+struct DenseFormTraits<DenseForm::kTileTwoVectors>
+    : DenseFormShape<2, tuning::kTileTwoVectorsThreads, false, CacheHint::kDefault> {};
 template <>
-struct DenseFormTraits<DenseForm::kStream> {
-  static constexpr int kVectors = 1;
-  static constexpr int kThreads = relu_kernel::kThreads;
-  static constexpr bool kLoops = true;
-  static constexpr CacheHint kHint = CacheHint::kStreaming;
-};
+struct DenseFormTraits<DenseForm::kStream>
+    : DenseFormShape<tuning::kStreamVectorsPerThread, tuning::kBlockThreads, true,
+                     CacheHint::kStreaming> {};
 
-// Calls fn(std::integral_constant<DenseForm, form>{}), as visit_cache_hint: a launcher
-// instantiates its kernel for every form here.
+// A launcher instantiates its kernel for every form here, as visit_cache_hint.
 template <typename Fn>
 void visit_dense_form(DenseForm form, Fn&& fn) {
   switch (form) {
@@ -152,16 +121,14 @@ inline int64_t vectors_per_block(DenseForm form) {
   return vectors;
 }
 
-// Whether a tile form's 32-bit offsets reach every vector of its grid, a tile past the last
-// vector included; a pass that stays in the L2 of any device has far fewer vectors.
+// Whether a tile form's 32-bit offsets reach every vector of its grid, one tile past the end
+// included.
 inline bool tile_offsets_fit(int64_t vectors, int64_t vectors_per_block) {
   return vectors <= int64_t(INT32_MAX) - 2 * vectors_per_block;
 }
 
-// The dense pass of `vectors` whole 16-byte vectors (the head and tail elements ride along)
-// over `tensors` tensors read and written (2 forward, 3 backward).
+// `vectors` whole 16-byte vectors over `tensors` tensors read and written.
 inline DensePolicy choose_dense_policy(const DeviceTraits& device, int64_t vectors, int tensors) {
-  // One wave of 1 x 256 blocks moves one vector per resident thread.
   DenseForm form = vectors <= one_wave_threads(device) ? DenseForm::kTileOneVector
                                                        : DenseForm::kTileTwoVectors;
   if (cache_hint_for(device, vectors * kVectorBytes * tensors) == CacheHint::kStreaming ||
@@ -171,64 +138,41 @@ inline DensePolicy choose_dense_policy(const DeviceTraits& device, int64_t vecto
   return DensePolicy{form, blocks_for(vectors, vectors_per_block(form))};
 }
 
-// ---- Strided passes (strided.cuh): operands that are not one dense block each. Only the
-// short-row threshold is measured; the other choices carry the dense pass's over or are
-// reasoned from the hardware.
-
-// A row kernel's block moves one tile of a row: one 16-byte unit per thread (a vector where
-// every operand's row has stride 1, else as many elements). Blocks shrink to fit a short
-// row, down to 64 threads: the smallest block that still fills an SM (32 resident blocks of
-// 64 threads = 2048 threads on capabilities 8.0 and 9.0; 24 of 64 = 1536 on 8.9).
-constexpr int kMinRowThreads = 64;
-
-// Rows shorter than 2 KiB (a 128-thread block of 16-byte units) go one element per thread:
-// permuted rows of 384 and 192 bytes ran 1.23x and 1.18x torch that way, 768-byte ones 0.98x
-// through the row kernel. Between 768 bytes and 2 KiB the threshold is reasoned, not measured.
-constexpr int64_t kShortRowBytes = int64_t(128) * kVectorBytes;
-
-// Elements per thread whose loads are issued together in the per-element kernel, which has
-// few registers to spare. 4, as TensorIterator's non-vectorized kernel (vt = 4 in
-// CUDALoops.cuh).
-constexpr int kScalarElementsInFlight = 4;
-
+// ---- Strided passes (strided.cuh). A row kernel's block moves one tile of a row, one 16-byte
+// unit per thread; blocks shrink to fit a short row down to tuning::kMinRowThreads, and rows
+// under tuning::kShortRowBytes go one element per thread instead.
 struct StridedLaunchPolicy {
   bool per_element;       // the per-element kernel, else the row kernel
   int threads;            // per block
   int64_t blocks;         // the grid; the kernels loop when it covers less
   CacheHint hint;         // the row kernel's (the per-element kernel takes none)
-  int64_t tiles_per_row;  // row kernel: blocks per row, each one 16-byte unit per thread of it
+  int64_t tiles_per_row;  // row kernel: blocks per row
 };
 
-// A strided pass of fewer 16-byte vectors than one 256-thread block per SM takes 128-thread
-// blocks, spreading its few blocks over twice the SMs: with 256 the views of a 256 KiB source
-// (chunk, every other column, transposed chunk, permuted 3-D slice) took 1.03-1.09x the GPU
-// time of the 128-thread launch on the H200, every dtype (benchmarks/studies/kernel_sharing.py).
-constexpr int kStridedThreadsBelowOneWave = 128;
-
+// Smaller blocks for a pass of less than one full block per SM: its few blocks reach more SMs.
 inline int strided_threads_for(const DeviceTraits& device, int64_t vectors) {
-  return vectors < int64_t(device.sm_count) * kThreads ? kStridedThreadsBelowOneWave : kThreads;
+  return vectors < int64_t(device.sm_count) * tuning::kBlockThreads
+             ? tuning::kStridedThreadsBelowOneWave
+             : tuning::kBlockThreads;
 }
 
-// Whether rows of `row_length` elements go through the per-element kernel.
 inline bool is_short_row(int64_t row_length, int element_bytes) {
-  return row_length * element_bytes < kShortRowBytes;
+  return row_length * element_bytes < tuning::kShortRowBytes;
 }
 
-// The row kernel's threads per block: the pass's (strided_threads_for), halved while half a
-// block still covers the row, down to kMinRowThreads.
+// The pass's threads, halved while half a block still covers the row.
 inline int row_threads_for(int pass_threads, int64_t row_length, int64_t elements_per_thread) {
   int threads = pass_threads;
-  while (threads > kMinRowThreads && int64_t(threads / 2) * elements_per_thread >= row_length) {
+  while (threads > tuning::kMinRowThreads &&
+         int64_t(threads / 2) * elements_per_thread >= row_length) {
     threads /= 2;
   }
   return threads;
 }
 
-// `numel` elements of `element_bytes`, in rows of `row_length` (a StridedLayout's sizes[0]),
-// read and written by `tensors` tensors. The hint follows the dense pass's policy for the same
-// number of bytes (footprint: the elements moved, not the span of the views). The
-// per-element kernel takes no hint: it serves an uncommon layout, and one form keeps its
-// kernels half as many.
+// `numel` elements in rows of `row_length`, over `tensors` tensors. The hint follows the dense
+// pass's for the bytes moved; the per-element kernel takes none (an uncommon layout: one form
+// keeps its kernels half as many).
 inline StridedLaunchPolicy choose_strided_launch_policy(const DeviceTraits& device,
                                                         int64_t numel, int64_t row_length,
                                                         int element_bytes, int tensors) {
@@ -238,7 +182,7 @@ inline StridedLaunchPolicy choose_strided_launch_policy(const DeviceTraits& devi
   policy.per_element = is_short_row(row_length, element_bytes);
   if (policy.per_element) {
     policy.threads = pass_threads;
-    policy.blocks = blocks_for(numel, int64_t(pass_threads) * kScalarElementsInFlight);
+    policy.blocks = blocks_for(numel, int64_t(pass_threads) * tuning::kScalarElementsInFlight);
     policy.hint = CacheHint::kDefault;
     return policy;
   }
@@ -246,8 +190,6 @@ inline StridedLaunchPolicy choose_strided_launch_policy(const DeviceTraits& devi
   policy.threads = row_threads_for(pass_threads, row_length, elements_per_thread);
   const int64_t tile_elements = int64_t(policy.threads) * elements_per_thread;
   policy.tiles_per_row = (row_length + tile_elements - 1) / tile_elements;
-  // One block per tile, as the dense grid covers the tensor once; the kernel loops past
-  // kMaxGridX.
   policy.blocks = blocks_for(numel / row_length * policy.tiles_per_row, 1);
   policy.hint = cache_hint_for(device, vectors * kVectorBytes * tensors);
   return policy;

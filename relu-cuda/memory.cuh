@@ -1,8 +1,6 @@
-// Every global-memory access the CUDA kernels make: 16-byte vector loads and stores with
-// an optional streaming (evict-first) hint, and the shifted loads of an input whose address
-// differs from out's modulo 16. Which part of a range the vectors cover is
-// relu-common/vector16.h's split. Kernels stay free of inline PTX and pointer casts; a new
-// access form is added here, once.
+// Every global-memory access of the CUDA kernels: 16-byte vector loads and stores with an
+// optional streaming hint, and the shifted loads of an input misaligned against out. Kernels
+// stay free of inline PTX and pointer casts; a new access form is added here, once.
 #pragma once
 
 #include <cstdint>
@@ -14,18 +12,12 @@
 
 namespace relu_kernel {
 
-// L1/L2 policy of a pass's loads and stores alike; each hint is a compiled kernel.
-//   kDefault:   ld.global / st.global (cache at all levels, normal eviction priority).
-//   kStreaming: ld.global.cs / st.global.cs, "likely accessed once": lines are allocated
-//               evict-first in L1 and L2, so a large pass does not push out data that is
-//               reused (and a later consumer does not find ours).
-// No read-only (__ldg) form: with out == x (in place) a kernel writes what it reads, which
-// the non-coherent read-only path does not allow.
+// The cache policy of a pass's loads and stores; kStreaming (.cs, evict-first) keeps a large pass
+// from pushing out data that is reused. No read-only (__ldg) form: in place, a kernel writes what
+// it reads.
 enum class CacheHint : uint8_t { kDefault, kStreaming };
 
-// Calls fn(std::integral_constant<CacheHint, hint>{}): a launcher instantiates its kernel for
-// every hint here, so a hint without a compiled kernel cannot be chosen (a new enumerator
-// without a case is a -Wswitch warning).
+// A launcher instantiates its kernel for every hint here, so no hint lacks a compiled kernel.
 template <typename Fn>
 void visit_cache_hint(CacheHint hint, Fn&& fn) {
   switch (hint) {
@@ -34,11 +26,9 @@ void visit_cache_hint(CacheHint hint, Fn&& fn) {
   }
 }
 
-// A 16-byte vector (relu-common/vector16.h) moves as four 32-bit words, whatever its
-// elements (an op sees them as its format's words: as_words), through uint4, the type the
-// runtime's load and store intrinsics take: one LDG.E.128 / STG.E.128 each. Input addresses
-// stay uint4 pointers (ShiftedVectors): nvcc's address arithmetic on them is the code that
-// was measured (on a Vector16 pointer sm_100 and sm_120 get other instructions).
+// A vector moves as four 32-bit words through uint4, the type of the runtime's load and store
+// intrinsics (one 128-bit access each). Input addresses stay uint4 pointers: on a Vector16
+// pointer some architectures get other address arithmetic.
 template <CacheHint kHint>
 __device__ __forceinline__ Vector16<uint32_t> load_vector16(const uint4* address) {
   uint4 v;
@@ -70,36 +60,25 @@ __device__ __forceinline__ Vector16<To> as_words(Vector16<From> v) {
   return w;
 }
 
-// An input whose address differs from out's modulo 16 (x = base[1:] into a fresh output): the
-// 16 input bytes of one out-aligned vector straddle two of the input's aligned 16-byte
-// granules. Both are loaded whole (LDG.E.128) and the 16 bytes are shifted out of the pair in
-// registers, so every access stays 16 bytes wide on both sides. `granules` points at the
-// aligned granule holding the first of those bytes for vector 0, `shift` (0-15) is how many
-// bytes into it they start. Where shift != 0 each granule holds at least one byte of the
-// vector's own input (shift <= 15 at one end, 16 - shift >= 1 at the other), so no load
-// reaches a granule outside the input's span; where shift == 0 the second load is the first
-// one again (no granule past the span either). The second granule of vector i is the first
-// of vector i + 1, read by the neighbouring thread: the pair costs L1 traffic, not DRAM bytes.
-// Loading each granule once and passing the neighbour lane's over with a warp shuffle was
-// slower on the H200: 2-3% at 1 MiB, 0.5-1% at 64-256 MiB (faster only at 16 MiB, by 0-2%).
+// An input whose address differs from out's modulo 16: each out-aligned vector's 16 input bytes
+// straddle two aligned granules, both loaded whole and shifted into place in registers, so every
+// access stays 16 bytes wide. Each granule loaded holds a byte of the input (shift 0 loads the
+// first twice), so no load leaves it; the neighbour thread's shared granule costs L1 traffic,
+// not DRAM bytes, and was faster than passing it over by warp shuffle.
 struct ShiftedVectors {
   const uint4* granules;
   int shift;
 };
 
-// Where `first_byte`'s vector 0 starts (any address; out-aligned vectors follow every 16
-// bytes).
-// Pointer arithmetic, not an integer round trip: through an integer the compiler loses that
-// the pointer is global and emits generic loads (ld.v4, not ld.global.v4).
+// Pointer arithmetic, not an integer round trip, which would lose that the pointer is global.
 __host__ __device__ __forceinline__ ShiftedVectors shifted_vectors(const void* first_byte) {
   const int shift = int(reinterpret_cast<uintptr_t>(first_byte) % kVectorBytes);
   return ShiftedVectors{
       reinterpret_cast<const uint4*>(static_cast<const char*>(first_byte) - shift), shift};
 }
 
-// Bytes [shift, shift + 16) of the 32 bytes lo:hi (little-endian). kElementBytes >= 4: the
-// shift is a whole number of 32-bit words, selects only; else each word is a funnel shift
-// (SHF, every arch) of two selected words. The selects are uniform across the warp.
+// Bytes [shift, shift + 16) of lo:hi: selects where the shift is whole words, else funnel shifts
+// of selected words (the selects are uniform across the warp).
 template <int kElementBytes>
 __device__ __forceinline__ Vector16<uint32_t> funnel_vector16(Vector16<uint32_t> lo,
                                                               Vector16<uint32_t> hi, int shift) {
@@ -131,10 +110,8 @@ __device__ __forceinline__ Vector16<uint32_t> load_shifted_vector16(const Shifte
   return funnel_vector16<kElementBytes>(lo, hi, in.shift);
 }
 
-// The inputs of one pass (or one strided row) as 16-byte vectors on out's grid, from element
-// `head` of each (out's first whole vector). kShifted: some input's address differs from out's
-// modulo 16, so every input loads through load_shifted_vector16 (shift 0 for one that does
-// not differ); else plain aligned loads, the shifts never read.
+// A pass's (or a row's) inputs as vectors on out's grid from element `head`. kShifted: some
+// input is misaligned against out, so every input loads shifted (shift 0 where it is not).
 template <int kInputs, int kElementBytes, bool kShifted>
 struct InputVectors {
   ShiftedVectors in[kInputs];
@@ -161,8 +138,7 @@ struct InputVectors {
   }
 };
 
-// One element with the same hints, for the strided kernels' rows that no vector covers.
-// Every storage type of relu_element.h's formats has a __ldcs / __stcs overload.
+// One element with the same hints, for strided rows that no vector covers.
 template <CacheHint kHint, typename T>
 __device__ __forceinline__ T load_element(const T* address) {
   if constexpr (kHint == CacheHint::kStreaming) {

@@ -1,29 +1,10 @@
-// CUDA backend: relu_flat_cuda and relu_backward_flat_cuda
-// (relu-common/backend_entry_points.h), and the entry points of the strided passes (the gated
-// ops' among them), whose kernels are in strided.cuh.
-//
-// Shape of a dense pass, the same for every dtype and both directions:
-//   - the body moves whole 16-byte vectors (LDG.E.128 / STG.E.128), each computed by the
-//     pass's op (relu_ops.cuh, which also says which op each dtype runs): int8 through
-//     __vmaxs4, float16/bfloat16 through __hmax2 from sm_80 (else as bit patterns, as
-//     float8), float/double by compare and select, the other ints as bit patterns, unsigned
-//     ints as a copy of bytes;
-//   - the elements before the first 16-byte boundary (head) and after the last whole
-//     vector (tail), fewer than 16 / sizeof(element) each, go through the op's value one per
-//     thread of block 0;
-//   - the grid and the kernel's form are functions of the element count only
-//     (launch_policy.h): while the pass stays in the L2, one tile per block with 32-bit
-//     offsets, each vector predicated on its own bound (1 vector x 256 threads while the grid
-//     fits one wave, else 2 x 128); from there up a grid-stride loop with 64-bit offsets, so
-//     that any count, above 2^31 elements too, is covered;
-//   - the vectors, head and tail follow out's 16-byte grid. An input whose address differs
-//     from out's modulo 16 (a view at an odd offset and a fresh output) is read as the two
-//     aligned 16-byte granules that hold each vector's bytes, shifted into place in
-//     registers (memory.cuh, ShiftedVectors): 16-byte accesses on both sides, the same grid
-//     and policy, and about the copy's time. A one-element-per-thread kernel here ran at
-//     0.33-0.77x torch.relu (benchmarks/studies/misaligned).
-// Everything runs on the current stream of the tensors' device, under a device guard, with
-// no allocation and no host synchronisation, so the op can be captured in a CUDA graph.
+// CUDA backend: the dense passes' kernels and the entry points of every pass (the strided
+// kernels are in strided.cuh). A dense pass moves whole 16-byte vectors on out's 16-byte grid,
+// each computed by the pass's op (relu_ops.cuh); the elements before the first and after the
+// last whole vector (head and tail) go one per thread of block 0. An input whose address differs
+// from out's modulo 16 is read as shifted granules (memory.cuh), keeping every access 16 bytes
+// wide. Everything runs on the tensors' current stream, without allocation or host
+// synchronisation, so the op can be captured in a CUDA graph.
 #include <cuda_runtime.h>
 
 #include "relu-common/backend_entry_points.h"
@@ -41,107 +22,87 @@ namespace relu_kernel {
 template <typename Op>
 constexpr int kElementBytes = int(sizeof(typename Op::Storage));
 
-// The elements before the first and after the last whole vector, one per thread of block 0
-// (blockDim.x >= 32 > head + tail).
-template <typename Op>
-__device__ __forceinline__ void head_and_tail(const Pass<typename Op::Storage, Op::kInputs>& pass,
-                                              const VectorSplit& split, const Op& op) {
-  if (blockIdx.x != 0) return;
-  const int64_t t = threadIdx.x;
-  if (t < split.head) {
-    pass.out[t] = value_at(op, pass.in, t);
-  } else if (t - split.head < split.tail) {
-    const int64_t i = split.tail_start + (t - split.head);
-    pass.out[i] = value_at(op, pass.in, i);
-  }
-}
-
-// The looping forms (kStream): a grid-stride loop over tiles of `blockDim.x * kVectors`
-// vectors, 64-bit offsets, so that any count is covered; each thread loads all its vectors of
-// a tile before it computes and stores any. `split` is out's; kShifted: some input's
-// misalignment differs from out's (InputVectors). In place (out == in[0]) is safe in every
-// form: each vector is read and written by the same thread, and an input that overlaps out is
-// out itself (the binding rejects partial overlap), so never a shifted one.
+// The looping form: a grid-stride loop over tiles of blockDim.x * kVectors vectors with 64-bit
+// offsets, so any count is covered; each thread loads all its vectors of a tile before it
+// stores any. In place (out == in[0]) is safe: each vector is read and written by one thread,
+// and an input that overlaps out is out itself (the binding rejects partial overlap).
 template <typename Op, DenseForm kForm, bool kShifted>
-__global__ void elementwise_vector16_loop(Pass<typename Op::Storage, Op::kInputs> pass,
+__global__ void elementwise_vector16_loop(Operands<typename Op::Storage, Op::kInputs> operands,
                                           VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
   constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
-  head_and_tail(pass, split, op);
-  const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
-  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
-  const int64_t n = split.vectors;
+  if (blockIdx.x == 0) edge_element(op, operands.in, operands.out, split, threadIdx.x);
+  const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(operands.in, split.head);
+  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(operands.out + split.head);
+  const int64_t vectors = split.vectors;
   const int64_t threads = blockDim.x;
   const int64_t tile = threads * kVectors;
-  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < vectors;
+       base += int64_t(gridDim.x) * tile) {
     const int64_t first = base + threadIdx.x;
-    Vector16<uint32_t> v[kVectors][kInputs];
-    if (base + tile <= n) {  // a whole tile: no bound checks
+    Vector16<uint32_t> loaded[kVectors][kInputs];
+    if (base + tile <= vectors) {  // a whole tile: no bound checks
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
 #pragma unroll
         for (int k = 0; k < kInputs; ++k) {
-          v[j][k] = in.template load<kHint>(k, first + j * threads);
+          loaded[j][k] = in.template load<kHint>(k, first + j * threads);
         }
       }
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
-        store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
+        store_vector16<kHint>(out + first + j * threads, op.vector(loaded[j]));
       }
     } else {  // the grid's last, partial tile
 #pragma unroll
       for (int j = 0; j < kVectors; ++j) {
         const int64_t i = first + j * threads;
-        if (i < n) {
+        if (i < vectors) {
 #pragma unroll
-          for (int k = 0; k < kInputs; ++k) v[j][k] = in.template load<kHint>(k, i);
-          store_vector16<kHint>(out + i, op.vector(v[j]));
+          for (int k = 0; k < kInputs; ++k) loaded[j][k] = in.template load<kHint>(k, i);
+          store_vector16<kHint>(out + i, op.vector(loaded[j]));
         }
       }
     }
   }
 }
 
-// The tile forms: one tile per block (the grid covers the tensor: choose_dense_policy), as
-// a plain Triton kernel: 32-bit offsets (the policy bounds the count), every vector's loads
-// and store predicated on its own bound, no whole-tile branch and no early exit, so that the
-// first load issues some 20 instructions in on sm_90 (a tile with 64-bit offsets and the head
-// and tail first: some 40, PERFORMANCE.md); the head and tail come after the vectors, where
-// they delay no load.
+// The tile forms: one tile per block, 32-bit offsets, every vector predicated on its own bound,
+// no whole-tile branch and no early exit, so the first load issues early; the head and tail
+// come last, where they delay no load.
 template <typename Op, DenseForm kForm, bool kShifted>
-__global__ void elementwise_vector16_tile(Pass<typename Op::Storage, Op::kInputs> pass,
+__global__ void elementwise_vector16_tile(Operands<typename Op::Storage, Op::kInputs> operands,
                                           VectorSplit split, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kVectors = DenseFormTraits<kForm>::kVectors;
   constexpr CacheHint kHint = DenseFormTraits<kForm>::kHint;
-  const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(pass.in, split.head);
-  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(pass.out + split.head);
-  const int32_t n = int32_t(split.vectors);
+  const InputVectors<kInputs, kElementBytes<Op>, kShifted> in(operands.in, split.head);
+  Vector16<uint32_t>* out = reinterpret_cast<Vector16<uint32_t>*>(operands.out + split.head);
+  const int32_t vectors = int32_t(split.vectors);
   const int32_t threads = int32_t(blockDim.x);
   const int32_t first = int32_t(blockIdx.x) * threads * kVectors + int32_t(threadIdx.x);
-  Vector16<uint32_t> v[kVectors][kInputs];
+  Vector16<uint32_t> loaded[kVectors][kInputs];
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
-    if (first + j * threads < n) {
+    if (first + j * threads < vectors) {
 #pragma unroll
       for (int k = 0; k < kInputs; ++k) {
-        v[j][k] = in.template load<kHint>(k, first + j * threads);
+        loaded[j][k] = in.template load<kHint>(k, first + j * threads);
       }
     }
   }
 #pragma unroll
   for (int j = 0; j < kVectors; ++j) {
-    if (first + j * threads < n) {
-      store_vector16<kHint>(out + first + j * threads, op.vector(v[j]));
+    if (first + j * threads < vectors) {
+      store_vector16<kHint>(out + first + j * threads, op.vector(loaded[j]));
     }
   }
-  head_and_tail(pass, split, op);
+  if (blockIdx.x == 0) edge_element(op, operands.in, operands.out, split, threadIdx.x);
 }
 
-// The dense vector kernel of the policy's form, with the form's threads and the policy's grid.
 template <typename Op, bool kShifted>
-void launch_vector16(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
+void launch_vector16(const Op& op, const Operands<typename Op::Storage, Op::kInputs>& operands,
                      const VectorSplit& split, const DensePolicy& policy, cudaStream_t stream) {
   visit_dense_form(policy.form, [&](auto form) {
     constexpr DenseForm kForm = decltype(form)::value;
@@ -149,38 +110,38 @@ void launch_vector16(const Op& op, const Pass<typename Op::Storage, Op::kInputs>
     const unsigned threads = unsigned(DenseFormTraits<kForm>::kThreads);
     if constexpr (DenseFormTraits<kForm>::kLoops) {
       elementwise_vector16_loop<Op, kForm, kShifted>
-          <<<blocks, threads, 0, stream>>>(pass, split, op);
+          <<<blocks, threads, 0, stream>>>(operands, split, op);
     } else {
       elementwise_vector16_tile<Op, kForm, kShifted>
-          <<<blocks, threads, 0, stream>>>(pass, split, op);
+          <<<blocks, threads, 0, stream>>>(operands, split, op);
     }
   });
   check_cuda(cudaGetLastError());
 }
 
-// `op` over `bytes` of dense operands (out and in[k] start at a multiple of their element
-// size: the entry points check it), as elements of its own Storage.
+// `op` over `bytes` of dense operands, each aligned to its element size (the entry points
+// check it).
 template <typename Op>
 void run_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out, int64_t bytes,
               int32_t device) {
   using Storage = typename Op::Storage;
-  Pass<Storage, Op::kInputs> pass{};
-  for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
-  pass.out = static_cast<Storage*>(out);
-  pass.n = bytes / int64_t(sizeof(Storage));
-  // The vectors follow out's 16-byte grid; an input whose address differs from out's modulo
-  // 16 is read through two aligned granules per vector (memory.cuh, ShiftedVectors).
-  const int misalignment = misalignment16(pass.out);
+  Operands<Storage, Op::kInputs> operands{};
+  for (int k = 0; k < Op::kInputs; ++k) operands.in[k] = static_cast<const Storage*>(in[k]);
+  operands.out = static_cast<Storage*>(out);
+  operands.n = bytes / int64_t(sizeof(Storage));
+  const int out_misalignment = misalignment16(operands.out);
   bool shifted = false;
-  for (int k = 0; k < Op::kInputs; ++k) shifted = shifted || misalignment16(pass.in[k]) != misalignment;
-  const VectorSplit split = split_for_vectors(pass.n, misalignment, kElementBytes<Op>);
+  for (int k = 0; k < Op::kInputs; ++k) {
+    shifted = shifted || misalignment16(operands.in[k]) != out_misalignment;
+  }
+  const VectorSplit split = split_for_vectors(operands.n, out_misalignment, kElementBytes<Op>);
   const DensePolicy policy =
       choose_dense_policy(device_traits(device), split.vectors, Op::kInputs + 1);
   const cudaStream_t stream = current_cuda_stream(device);
   if (shifted) {
-    launch_vector16<Op, true>(op, pass, split, policy, stream);
+    launch_vector16<Op, true>(op, operands, split, policy, stream);
   } else {
-    launch_vector16<Op, false>(op, pass, split, policy, stream);
+    launch_vector16<Op, false>(op, operands, split, policy, stream);
   }
 }
 

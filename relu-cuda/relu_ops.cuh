@@ -1,35 +1,8 @@
-// What the CUDA kernels compute, as tiny functors over the element functions of
-// relu-common (activations.h), which of them each activation's and dtype's passes run, and the
-// operands of one pass. Shared by the dense kernels (relu_cuda.cu) and the strided ones
-// (strided.cuh), which differ only in where the elements are.
-//
-// Every kernel is compiled once per op, not per dtype. An op is an object passed to the
-// kernel (the last parameter): empty for the per-format ops, the two constants of lanes::relu_forward
-// (LaneRule) for the ops that serve every format of one element size, the threshold for the
-// gated ops.
-//
-// relu:
-//   pass              float32, float64    float16, bfloat16    int8..int64  float8   uint8..64
-//   dense forward     ForwardOp<format>   ForwardOp<format>    ForwardOp    (below)  CopyOp
-//   dense backward    BackwardOp<format>  LanesBackwardOp<2>   (no gradient)
-//   strided forward   ForwardOp<format> for float32, float16, bfloat16, int8 (and the fnuz
-//                     pair), uint8; LanesOp<element size> for the other dtypes
-//   strided backward  as dense backward
-// float8 dense: e4m3fn and e5m2 LanesOp<1>; e4m3fnuz and e5m2fnuz ForwardOp<int8>.
-// relu_squared (float32, float64, float16, bfloat16 only): ReluSquaredOp<format> forward and
-// ReluSquaredBackwardOp<format> backward, dense and strided alike (the same forms and walk).
-// relu_and_mul and relu_squared_and_mul (the same four dtypes), strided only (the binding walks
-// x's halves as two inputs): GatedOp<gate, format> forward; backward GatedGradAOp<gate, format>
-// then GatedGradBOp<gate, format>, two passes over one layout.
-//
-// The per-format ops are the kernels of before the sharing, instruction for instruction
-// (hardware max for float16/bfloat16 and int8, compare-and-select for float and double, the
-// bit form for the other integers). Shared, with the format's constants read at launch: the
-// float8 formats (their relu differs only by its NaN limit; the fnuz pair's is int8's), the
-// 16-bit gradients (likewise), and the strided forward passes of the rarer dtypes: one walk
-// per element size, the element function on the bits. Unsigned formats move as bytes in the
-// dense pass: one copy for all four. relu_squared's ops compute in float (double for
-// float64), so they share nothing with relu's bit forms.
+// The ops of the CUDA kernels: tiny functors over relu-common's element functions, each in two
+// forms (one 16-byte vector per input on out's grid, and one element), and which op each pass of
+// each dtype runs (docs/architecture.md has the table). Every kernel is compiled once per op: an
+// op object is the kernel's last parameter (empty, a LaneRule, or the gated ops' threshold), so
+// the rarer formats share one op per element size with their constants read at launch.
 #pragma once
 
 #include <cstdint>
@@ -42,13 +15,12 @@
 #include "relu-common/activations.h"
 #include "relu-common/relu_element.h"
 #include "relu-cuda/memory.cuh"
+#include "relu-cuda/tuning.h"
 
 namespace relu_kernel {
 
-// relu_forward for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80
-// and later, whose max returns the non-NaN operand and orders -0.0 below +0.0 (cuda_fp16.h,
-// cuda_bf16.h), so NaN -> +0 and -0.0 -> +0.0 as relu_element.h; 4 instructions per vector
-// instead of the bit form's 36. Older GPUs and every other format keep relu_forward.
+// float16 / bfloat16 pairs through the hardware max (sm_80 and later), which returns the non-NaN
+// operand and orders -0.0 below +0.0: relu_element.h's results in a ninth of the instructions.
 template <typename Pair>
 __device__ __forceinline__ Vector16<uint32_t> relu_pairs_by_max(Vector16<uint32_t> v) {
   static_assert(sizeof(Pair) == sizeof(uint32_t), "one pair per 32-bit word");
@@ -76,17 +48,13 @@ __device__ __forceinline__ Vector16<typename Fmt::Word> relu_vector16_gpu(
   return relu_forward<Fmt>(v);
 }
 
-// The operands of one pass: kInputs input streams and one output, all of `n` elements of
-// Storage. For the forward pass in[0] = x; for the backward pass in = {grad_out, result}.
+// A pass's operands: in = {x} forward, {grad_out, result} backward; `n` elements each.
 template <typename Storage, int kInputs>
-struct Pass {
+struct Operands {
   const Storage* in[kInputs];
   Storage* out;
   int64_t n;
 };
-
-// An op computes one output from its inputs in two forms: from one 16-byte vector of each
-// input on out's grid (vector), and from the values of one element (value).
 
 // A format's own relu, its constants compiled in.
 template <typename Fmt>
@@ -116,8 +84,8 @@ struct BackwardOp {
   }
 };
 
-// relu of any format of kBytes-byte elements by the format's rule (lanes::relu_forward, lanes::keeps):
-// what an IEEE float, a signed and an unsigned integer of one size differ in is two constants.
+// relu of any format of kBytes-byte elements: an IEEE float, a signed and an unsigned integer
+// of one size differ only in the two constants of their rule.
 template <int kBytes>
 struct LanesOp {
   using Storage = UnsignedOfSize<kBytes>;
@@ -164,11 +132,8 @@ struct LanesBackwardOp {
   }
 };
 
-// ---- relu_squared (relu_squared_element.h): a forward and a backward op per gradient format,
-// in OpMath element by element.
-
-// float16 / bfloat16 pairs to float and back by the hardware's conversions (exact up, RNE
-// without FTZ down): bit-identical to relu_squared_element.h's for every result but a NaN.
+// ---- relu_squared and the gated ops compute in OpMath. float16 / bfloat16 pairs convert by the
+// hardware (exact up, RNE without FTZ down): relu-common's bits for every result but a NaN.
 template <typename Fmt>
 __device__ __forceinline__ float2 float2_of_pair(uint32_t word) {
   if constexpr (std::is_same<Fmt, Float16Format>::value) {
@@ -274,13 +239,8 @@ struct ReluSquaredBackwardOp {
   }
 };
 
-// ---- The gated ops (gated_element.h): x's halves as separate inputs, in OpMath element by
-// element, the kReluAndMul gate's threshold (in OpMath) their state. Forward in = {a, b};
-// GatedGradAOp in = {grad_out, a, b}; GatedGradBOp in = {grad_out, a}.
-
-// f over each lane of float16 / bfloat16 pairs, to float and back by the hardware (exact up,
-// RNE without FTZ down): gated_element.h's bits for every result but a NaN, which stays a NaN
-// of another pattern (gated_element.h leaves its sign and payload unspecified).
+// ---- The gated ops (gated_element.h): x's halves as separate inputs, the threshold in OpMath.
+// f over each lane of float16 / bfloat16 pairs in float; a NaN result may change pattern.
 template <typename Fmt, int kInputs, typename F>
 __device__ __forceinline__ Vector16<uint32_t> pairs_through_float(
     const Vector16<uint32_t> (&in)[kInputs], const F& f) {
@@ -299,66 +259,53 @@ __device__ __forceinline__ Vector16<uint32_t> pairs_through_float(
   return v;
 }
 
-template <Gate kGate, typename Fmt>
-struct GatedOp {
+// One pass of a gated op in OpMath: forward in = {a, b}; kGradA in = {grad_out, a, b};
+// kGradB in = {grad_out, a}.
+enum class GatedPassKind { kForward, kGradA, kGradB };
+
+template <Gate kGate, GatedPassKind kPass, typename Fmt>
+struct GatedPassOp {
   using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = 2;
+  static constexpr int kInputs = kPass == GatedPassKind::kGradA ? 3 : 2;
   typename OpMath<Fmt>::Type threshold;
 
-  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
+  template <typename T>
+  static __device__ __forceinline__ T opmath_value(const T (&x)[kInputs], T t) {
+    if constexpr (kPass == GatedPassKind::kForward) {
+      return gated_forward<kGate>(x[0], x[1], t);
+    } else if constexpr (kPass == GatedPassKind::kGradA) {
+      return gated_grad_a<kGate>(x[0], x[1], x[2], t);
+    } else {
+      return gated_grad_b<kGate>(x[0], x[1], t);
+    }
+  }
+  __device__ __forceinline__ Vector16<uint32_t> vector(
+      const Vector16<uint32_t> (&in)[kInputs]) const {
     if constexpr (kIsHalfPair<Fmt>) {
       const float t = threshold;
       return pairs_through_float<Fmt>(
-          in, [t](const float (&x)[2]) { return gated_forward<kGate>(x[0], x[1], t); });
+          in, [t](const float (&x)[kInputs]) { return opmath_value(x, t); });
     } else {
       return vector_by_values(*this, in);
     }
   }
-  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return gated_forward<kGate, Fmt>(in[0], in[1], threshold);
+  __device__ __forceinline__ Storage value(const Storage (&in)[kInputs]) const {
+    if constexpr (kPass == GatedPassKind::kForward) {
+      return gated_forward<kGate, Fmt>(in[0], in[1], threshold);
+    } else if constexpr (kPass == GatedPassKind::kGradA) {
+      return gated_grad_a<kGate, Fmt>(in[0], in[1], in[2], threshold);
+    } else {
+      return gated_grad_b<kGate, Fmt>(in[0], in[1], threshold);
+    }
   }
 };
 
 template <Gate kGate, typename Fmt>
-struct GatedGradAOp {
-  using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = 3;
-  typename OpMath<Fmt>::Type threshold;
-
-  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[3]) const {
-    if constexpr (kIsHalfPair<Fmt>) {
-      const float t = threshold;
-      return pairs_through_float<Fmt>(in, [t](const float (&x)[3]) {
-        return gated_grad_a<kGate>(x[0], x[1], x[2], t);
-      });
-    } else {
-      return vector_by_values(*this, in);
-    }
-  }
-  __device__ __forceinline__ Storage value(const Storage (&in)[3]) const {
-    return gated_grad_a<kGate, Fmt>(in[0], in[1], in[2], threshold);
-  }
-};
-
+using GatedOp = GatedPassOp<kGate, GatedPassKind::kForward, Fmt>;
 template <Gate kGate, typename Fmt>
-struct GatedGradBOp {
-  using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = 2;
-  typename OpMath<Fmt>::Type threshold;
-
-  __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
-    if constexpr (kIsHalfPair<Fmt>) {
-      const float t = threshold;
-      return pairs_through_float<Fmt>(
-          in, [t](const float (&x)[2]) { return gated_grad_b<kGate>(x[0], x[1], t); });
-    } else {
-      return vector_by_values(*this, in);
-    }
-  }
-  __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return gated_grad_b<kGate, Fmt>(in[0], in[1], threshold);
-  }
-};
+using GatedGradAOp = GatedPassOp<kGate, GatedPassKind::kGradA, Fmt>;
+template <Gate kGate, typename Fmt>
+using GatedGradBOp = GatedPassOp<kGate, GatedPassKind::kGradB, Fmt>;
 
 // Unsigned elements, whose relu is the identity: bytes, whatever the element size.
 struct CopyOp {
@@ -380,7 +327,21 @@ __device__ __forceinline__ typename Op::Storage value_at(
   return op.value(x);
 }
 
-// ---- Which op each pass of format Fmt runs (the table at the top).
+// Element `t` (< head + tail) of those no vector covers: the head's, then the tail's.
+template <typename Op>
+__device__ __forceinline__ void edge_element(const Op& op,
+                                             const typename Op::Storage* const (&in)[Op::kInputs],
+                                             typename Op::Storage* out, const VectorSplit& split,
+                                             int64_t t) {
+  if (t < split.head) {
+    out[t] = value_at(op, in, t);
+  } else if (t - split.head < split.tail) {
+    const int64_t i = split.tail_start + (t - split.head);
+    out[i] = value_at(op, in, i);
+  }
+}
+
+// ---- Which op each pass of format Fmt runs.
 
 template <typename Fmt>
 constexpr bool kIsFloat8 =
@@ -394,7 +355,7 @@ auto dense_forward_op() {
   } else if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
     return CopyOp{};
   } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
-    // Relu of e4m3fnuz and e5m2fnuz is int8's: their one NaN, 0x80, is negative as an int8.
+    // e4m3fnuz and e5m2fnuz: their one NaN, 0x80, is negative as an int8.
     return ForwardOp<Int8Format>{};
   } else if constexpr (kIsFloat8<Fmt>) {
     return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
@@ -415,33 +376,20 @@ auto dense_backward_op() {
   }
 }
 
-// The dtypes whose views keep their own strided kernels: the bit form shared by every format
-// of a size (LanesOp) cost their views 2-16% of the GPU time of the per-format kernels on the
-// H200 (int8 and uint8 rows most; float32 and the 16-bit floats 2-6% at some sizes;
-// benchmarks/studies/kernel_sharing.py, L2_BAND_CLIFF.md). The rarer
-// dtypes (float64, int16-64, uint16-64, float8) share their size's LanesOp.
-template <typename Fmt>
-constexpr bool kOwnStridedKernels =
-    std::is_same<Fmt, Float32Format>::value || std::is_same<Fmt, Float16Format>::value ||
-    std::is_same<Fmt, BFloat16Format>::value || std::is_same<Fmt, Int8Format>::value ||
-    std::is_same<Fmt, UInt8Format>::value;
-
 template <Activation kActivation, typename Fmt>
 auto strided_forward_op() {
   constexpr int kBytes = int(sizeof(typename Fmt::Storage));
   if constexpr (kActivation == Activation::kReluSquared) {
     return ReluSquaredOp<Fmt>{};  // the dense pass's: 4 formats only
-  } else if constexpr (kOwnStridedKernels<Fmt>) {
+  } else if constexpr (tuning::kOwnStridedKernels<Fmt>) {
     return ForwardOp<Fmt>{};
   } else if constexpr (std::is_same<Fmt, Float8FnuzFormat>::value) {
-    return ForwardOp<Int8Format>{};  // as the dense pass: int8's relu
+    return ForwardOp<Int8Format>{};
   } else {
     return LanesOp<kBytes>{LaneRule<typename LanesOp<kBytes>::Word>::template of<Fmt>()};
   }
 }
 
-// The strided backward takes the dense backward's ops: for relu float32 and float64 their own
-// (the one gradient dtype of their size each), float16 and bfloat16 the shared 16-bit one.
 template <Activation kActivation, typename Fmt>
 auto strided_backward_op() {
   return dense_backward_op<kActivation, Fmt>();

@@ -1,34 +1,12 @@
-// CUDA backend, strided passes: relu_strided_cuda, relu_backward_strided_cuda and the gated
-// ops' (relu-common/backend_entry_points.h) over operands that are not one dense block each (a
-// chunk x[:, :n], x[:, ::2], a transposed slice, a permute, out= of another layout), without
-// a copy.
-//
-// Read this first. TensorIterator (torch.relu on such views) finds each element's offsets
-// from its linear index, one division per dimension per element, and moves one element per
-// access. Here a row, the layout's dimension 0, is the unit instead:
-//   - row kernel (rows of at least 2 KiB): a block per tile of one row. One division per
-//     block finds the row, a loop over the outer dimensions its offsets (strided_index.h);
-//     inside the row, offsets are i * stride. Then, row by row (a chunk's rows can start at
-//     different misalignments):
-//       * every operand has stride 1 along the row: the dense pass's 16-byte vectors on the
-//         out row's 16-byte grid, the head and tail elements by the first threads of the
-//         row's tile 0; an input row whose start differs from out's modulo 16 (x[:, 1:] into
-//         a fresh, aligned output) is read as shifted granules, as in the dense pass
-//         (memory.cuh, ShiftedVectors);
-//       * otherwise (x[:, ::2], x[..., 1::3]): each thread moves 16 bytes' worth of
-//         elements, loading all before storing any. Each warp access is as coalesced as the
-//         stride allows.
-//   - per-element kernel (shorter rows, such as a permute whose inner run is short): tiles of
-//     a row would leave most threads idle, so each thread takes 4 elements of the whole pass
-//     and finds their offsets from their linear indices, with 3-instruction divisions where
-//     the pass fits 32-bit indices.
-// Each kernel exists once per op (relu_ops.cuh says which op each dtype's passes run: their
-// own for the common dtypes, one per element size for the rarer ones). The launch
-// decisions (which kernel, block size, tiles, hints) are choose_strided_launch_policy in
-// launch_policy.h. As the dense pass: the current stream of the device, under a device
-// guard, no allocation and no host synchronisation (capturable in a CUDA graph). Out may be
-// the input itself with the same strides: every element is read and written by one thread,
-// its loads before its store.
+// CUDA backend, strided passes: operands that are not one dense block each (a chunk, a step, a
+// transpose, a permute, out= of another layout), without a copy. The unit is a row (the layout's
+// dimension 0), so offsets cost one division walk per block, not per element:
+//   - row kernel: a block per tile of one row; where every operand has stride 1 along it, the
+//     dense pass's 16-byte vectors on the out row's grid, else 16 bytes' worth of elements per
+//     thread, loaded before any is stored;
+//   - per-element kernel, for short rows, whose tiles would leave most threads idle: elements
+//     of the whole pass per thread, each offset from its linear index (strided_index.h).
+// In place with the same strides is safe: each element is read and written by one thread.
 #pragma once
 
 #include <cstdint>
@@ -44,10 +22,9 @@
 
 namespace relu_kernel {
 
-// A pass's pointers (each at its tensor's first element) and its walk in Index-bit integers.
 // Operand 0 of the walk is out, operand 1 + k is in[k].
 template <typename Storage, int kInputs, typename Index>
-struct StridedPass {
+struct StridedOperands {
   const Storage* in[kInputs];
   Storage* out;
   IndexWalk<Index, kInputs + 1> walk;
@@ -58,9 +35,8 @@ struct RowTiling {
   uint64_t items;  // rows * tiles_per_row
 };
 
-// Tile `tile` of one row of `length` elements whose operands all have stride 1: one 16-byte
-// vector per thread on out's grid, plus the row's head and tail elements in its tile 0.
-// kShifted: some input row starts at another misalignment modulo 16 than out's.
+// Tile `tile` of a row whose operands all have stride 1; the row's tile 0 also takes its head and
+// tail. kShifted: some input row's misalignment differs from out's.
 template <typename Op, CacheHint kHint, bool kShifted>
 __device__ __forceinline__ void row_tile_vector16(
     const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
@@ -68,7 +44,7 @@ __device__ __forceinline__ void row_tile_vector16(
   constexpr int kInputs = Op::kInputs;
   const VectorSplit split =
       split_for_vectors(length, misalignment16(out), int(sizeof(typename Op::Storage)));
-  if (tile == 0) {
+  if (tile == 0) {  // edge_element's rule as a loop over the block
     for (int64_t t = threadIdx.x; t < split.head + split.tail; t += blockDim.x) {
       const int64_t i = t < split.head ? t : split.tail_start + (t - split.head);
       out[i] = value_at(op, in, i);
@@ -87,8 +63,7 @@ __device__ __forceinline__ void row_tile_vector16(
   if (i < split.vectors) store_vector16<kHint>(out_vectors + i, op.vector(v));
 }
 
-// Tile `tile` of a row with a stride other than 1: 16 bytes' worth of elements per thread at
-// element strides `strides` (out's first, then the inputs'), all loaded before any is stored.
+// Tile `tile` of a row with a stride other than 1; `strides` are out's, then the inputs'.
 template <typename Op, CacheHint kHint>
 __device__ __forceinline__ void row_tile_elements(
     const Op& op, const typename Op::Storage* const (&in)[Op::kInputs], typename Op::Storage* out,
@@ -114,9 +89,9 @@ __device__ __forceinline__ void row_tile_elements(
 }
 
 // One block per (row, tile) work item, looping when the grid is capped. kUnitStrides: every
-// operand has stride 1 along the rows, so every row goes through vectors.
+// operand has stride 1 along the rows.
 template <typename Op, bool kUnitStrides, CacheHint kHint>
-__global__ void strided_rows(StridedPass<typename Op::Storage, Op::kInputs, uint64_t> pass,
+__global__ void strided_rows(StridedOperands<typename Op::Storage, Op::kInputs, uint64_t> pass,
                              RowTiling tiling, Op op) {
   using Storage = typename Op::Storage;
   constexpr int kInputs = Op::kInputs;
@@ -150,14 +125,13 @@ __global__ void strided_rows(StridedPass<typename Op::Storage, Op::kInputs, uint
   }
 }
 
-// kScalarElementsInFlight elements of the pass per thread and loop trip, each element's
-// offsets from its linear index, all loaded before any is stored.
+// Elements of the whole pass, each thread's loaded together before any is stored.
 template <typename Op, typename Index>
-__global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, Index> pass,
+__global__ void strided_elements(StridedOperands<typename Op::Storage, Op::kInputs, Index> pass,
                                  uint64_t numel, Op op) {
   constexpr int kInputs = Op::kInputs;
   constexpr int kOperands = kInputs + 1;
-  constexpr int kElements = kScalarElementsInFlight;
+  constexpr int kElements = tuning::kScalarElementsInFlight;
   const uint64_t threads = blockDim.x;
   const uint64_t tile = threads * kElements;
   for (uint64_t base = blockIdx.x * tile; base < numel; base += gridDim.x * tile) {
@@ -167,7 +141,7 @@ __global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, 
     for (int j = 0; j < kElements; ++j) {
       const uint64_t n = base + threadIdx.x + j * threads;
       valid[j] = n < numel;
-      index[j] = valid[j] ? Index(n) : Index(0);  // past the end: any index in range will do
+      index[j] = valid[j] ? Index(n) : Index(0);  // any index in range: its result is not stored
     }
     Index offsets[kOperands][kElements] = {};
     add_offsets<kElements>(pass.walk, 0, index, offsets);
@@ -187,19 +161,18 @@ __global__ void strided_elements(StridedPass<typename Op::Storage, Op::kInputs, 
 }
 
 template <typename Op, typename Index>
-StridedPass<typename Op::Storage, Op::kInputs, Index> strided_pass_of(
-    const Pass<typename Op::Storage, Op::kInputs>& pass, const StridedLayout& layout) {
-  StridedPass<typename Op::Storage, Op::kInputs, Index> strided{};
+StridedOperands<typename Op::Storage, Op::kInputs, Index> strided_operands_of(
+    const Operands<typename Op::Storage, Op::kInputs>& pass, const StridedLayout& layout) {
+  StridedOperands<typename Op::Storage, Op::kInputs, Index> strided{};
   for (int k = 0; k < Op::kInputs; ++k) strided.in[k] = pass.in[k];
   strided.out = pass.out;
   strided.walk = make_index_walk<Index, Op::kInputs + 1>(layout);
   return strided;
 }
 
-// The row kernel for the policy's threads, grid and hint.
 template <typename Op>
 void launch_strided_rows(const Op& op,
-                         const StridedPass<typename Op::Storage, Op::kInputs, uint64_t>& pass,
+                         const StridedOperands<typename Op::Storage, Op::kInputs, uint64_t>& pass,
                          const RowTiling& tiling, bool unit_inner_strides,
                          const StridedLaunchPolicy& policy, cudaStream_t stream) {
   const dim3 grid(unsigned(policy.blocks)), block(unsigned(policy.threads));
@@ -215,16 +188,16 @@ void launch_strided_rows(const Op& op,
 }
 
 template <typename Op, typename Index>
-void launch_strided_elements(const Op& op, const Pass<typename Op::Storage, Op::kInputs>& pass,
+void launch_strided_elements(const Op& op, const Operands<typename Op::Storage, Op::kInputs>& pass,
                              const StridedLayout& layout, const StridedLaunchPolicy& policy,
                              cudaStream_t stream) {
   strided_elements<Op, Index><<<unsigned(policy.blocks), unsigned(policy.threads), 0, stream>>>(
-      strided_pass_of<Op, Index>(pass, layout), uint64_t(pass.n), op);
+      strided_operands_of<Op, Index>(pass, layout), uint64_t(pass.n), op);
   check_cuda(cudaGetLastError());
 }
 
-// `op` over `layout` (its strides in elements of op's Storage, the dtype's size). The caller
-// holds the device scope and has checked that every operand is element-aligned.
+// `op` over `layout` (strides in elements). The caller holds the device scope and has checked
+// that every operand is element-aligned.
 template <typename Op>
 void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* out,
                       const StridedLayout& layout, int32_t device) {
@@ -232,7 +205,7 @@ void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* 
   constexpr int kOperands = Op::kInputs + 1;
   constexpr int kElementBytes = int(sizeof(Storage));
   require_valid_layout(layout);
-  Pass<Storage, Op::kInputs> pass{};
+  Operands<Storage, Op::kInputs> pass{};
   for (int k = 0; k < Op::kInputs; ++k) pass.in[k] = static_cast<const Storage*>(in[k]);
   pass.out = static_cast<Storage*>(out);
   pass.n = layout.numel();
@@ -250,7 +223,7 @@ void run_strided_pass(const Op& op, const void* const (&in)[Op::kInputs], void* 
     }
     return;
   }
-  const auto strided = strided_pass_of<Op, uint64_t>(pass, layout);
+  const auto strided = strided_operands_of<Op, uint64_t>(pass, layout);
   const RowTiling tiling{Divider64::of(uint64_t(policy.tiles_per_row)),
                          uint64_t(pass.n / length) * uint64_t(policy.tiles_per_row)};
   bool unit_inner_strides = true;

@@ -1,15 +1,9 @@
-// Where an element of a strided pass lives: the integer arithmetic that turns a row number or
-// a linear element index into each operand's element offset, for the strided kernels
-// (relu-cuda/strided.cuh). Plain C++ with __host__ __device__ functions and no CUDA runtime,
-// so tests/strided_index_check.cpp runs the very same arithmetic with the host's g++.
-//
-// The walk is relu-common/strided_layout.h's StridedLayout: dimension 0 innermost, every
-// operand's element strides. A linear index n of the pass is the mixed-radix number
-//   n = i0 + s0 * (i1 + s1 * (i2 + ...)),   offset[k] = sum_d i_d * strides[k][d],
-// so each digit costs one division by s_d. Those divisions are the price of a strided pass
-// (an integer division is about twenty instructions on a GPU, which has no divide unit);
-// the kernels pay them once per row where they can, and per element only for short rows,
-// where a 32-bit multiply-shift divider brings each down to three instructions.
+// The integer arithmetic that turns a row number or a linear element index of a strided pass
+// into each operand's element offset (StridedLayout: dimension 0 innermost). Plain C++ with
+// __host__ __device__ functions, so tests/strided_index_check.cpp runs the same arithmetic on
+// the host. Each digit of the mixed-radix index costs a division, the price of a strided pass:
+// the kernels pay it once per row where they can, and per element only for short rows, where a
+// 32-bit multiply-shift divider makes each three instructions.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +23,7 @@
 namespace relu_kernel {
 
 // n / divisor for n < 2^31 and 1 <= divisor <= 2^31 as a multiply-high, an add and a shift
-// (Granlund and Montgomery; TensorIterator's IntDivider does the same). shift is the
-// smallest with 2^shift >= divisor, magic = floor(2^32 * (2^shift - divisor) / divisor) + 1.
+// (Granlund and Montgomery, as TensorIterator's IntDivider).
 struct FastDivider32 {
   uint32_t divisor = 1;
   uint32_t magic = 1;
@@ -57,8 +50,7 @@ struct FastDivider32 {
   }
 };
 
-// n / divisor for any 64-bit n, through the 32-bit division when both fit: a 64-bit division
-// is a subroutine of some eighty instructions on a GPU, the 32-bit one about twenty.
+// n / divisor for any 64-bit n, through the far cheaper 32-bit division when both fit.
 struct Divider64 {
   uint64_t divisor = 1;
 
@@ -70,9 +62,8 @@ struct Divider64 {
   }
 };
 
-// The walk as a kernel reads it, in the integer width of the pass: uint32_t when every index
-// and offset fits (fits_index32), with the fast divider; uint64_t otherwise. A kernel
-// parameter: at most 8 + 25 * (8 + 4 * 8) = 1008 bytes, well under the 4 KiB a launch takes.
+// The walk as a kernel parameter (at most 1008 bytes), in 32-bit integers with the fast divider
+// where every index and offset fits (fits_index32), else 64-bit.
 template <typename Index, int kOperands>
 struct IndexWalk {
   static_assert(std::is_same<Index, uint32_t>::value || std::is_same<Index, uint64_t>::value,
@@ -127,13 +118,10 @@ IndexWalk<Index, kOperands> make_index_walk(const StridedLayout& layout) {
   return walk;
 }
 
-// Adds to offsets[k][c] the part of operand k's offset that dimensions first_dim and up
-// contribute for the linear index index[c] counted from first_dim (0: an element index;
-// 1: a row number). kCount indices go through each dimension together, so that a thread's
-// divisions are independent instructions in flight. index[] is consumed.
-// The loop over dimensions stays a loop: unrolled, it cost the row kernel a dozen registers
-// (occupancy) for nothing, and the walk's arrays are read from the kernel's parameter bank
-// at a register index all the same, with no copy to local memory.
+// Adds to offsets[k][c] what dimensions first_dim and up contribute to operand k's offset for
+// index[c] (first_dim 0: an element index; 1: a row number), consuming index[]. kCount indices
+// share each dimension, so a thread's divisions are in flight together. The dimension loop stays
+// rolled: unrolling costs registers, and the walk is read from the parameter bank either way.
 template <int kCount, typename Index, int kOperands>
 RELU_HOST_DEVICE void add_offsets(const IndexWalk<Index, kOperands>& walk, int32_t first_dim,
                                   Index (&index)[kCount], Index (&offsets)[kOperands][kCount]) {
@@ -176,8 +164,7 @@ RELU_PRAGMA(unroll)
   for (int k = 0; k < kOperands; ++k) offsets[k] = per_dim[k][0];
 }
 
-// A row kernel's work item `item` is tile `tile` (one block's share) of row `row`, with
-// items = rows * tiles_per_row: one division per block.
+// A row kernel's work item: tile `tile` of row `row`, one division per block.
 struct RowTile {
   uint64_t row;
   uint64_t tile;

@@ -76,16 +76,16 @@ void check_dense(const Device& d, int64_t vectors, int tensors) {
              at + ": a tile grid past 32-bit offsets");
     }
     // No streaming hint on a pass that stays in the L2 but for the 32-bit limit of the tiles.
-    const bool in_l2 = vectors * kVectorBytes * tensors * kStreamingFootprintL2Denominator <
-                       d.traits.l2_bytes * kStreamingFootprintL2Numerator;
+    const bool in_l2 = vectors * kVectorBytes * tensors * tuning::kStreamingFootprintL2Denominator <
+                       d.traits.l2_bytes * tuning::kStreamingFootprintL2Numerator;
     expect(Form::kHint == CacheHint::kDefault || !in_l2 || !tile_offsets_fit(vectors, 256),
            at + ": hint against the L2 threshold");
   });
   expect(compiled, at + ": a form without a compiled kernel");
   // A tile form exactly while the pass stays in the L2 (the streaming threshold) and its
   // 32-bit offsets reach; 1 x 256 exactly while that grid fits one wave.
-  const bool in_l2 = vectors * kVectorBytes * tensors * kStreamingFootprintL2Denominator <
-                     d.traits.l2_bytes * kStreamingFootprintL2Numerator;
+  const bool in_l2 = vectors * kVectorBytes * tensors * tuning::kStreamingFootprintL2Denominator <
+                     d.traits.l2_bytes * tuning::kStreamingFootprintL2Numerator;
   const bool tile = in_l2 && tile_offsets_fit(vectors, 256);
   expect(!loops == tile, at + ": form against the L2 threshold");
   const bool one_wave = vectors <= int64_t(d.traits.sm_count) * d.traits.max_threads_per_sm;
@@ -102,7 +102,7 @@ void check_strided(const Device& d, int64_t numel, int64_t row_length, int eleme
                                                                   element_bytes, 2);
   expect(valid_launch(policy.threads, policy.blocks), at + ": launch out of range");
   if (!policy.per_element) {
-    expect(policy.threads >= kMinRowThreads, at + ": row block below kMinRowThreads");
+    expect(policy.threads >= tuning::kMinRowThreads, at + ": row block below kMinRowThreads");
     expect(policy.tiles_per_row >= 1, at + ": no tile per row");
     // The tiles of a row cover it, the last one not wholly idle.
     const int64_t tile_elements = int64_t(policy.threads) * (kVectorBytes / element_bytes);
