@@ -333,11 +333,11 @@ void relu_flat_cpu(Activation activation, ScalarType dtype, const void* in, void
     constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = for_isa<DensePass<ForwardOp<kActivation, Fmt>, Storage>>();
+    const auto dense = for_isa<DensePass<ForwardOp<kActivation, Fmt>, Storage>>();
     const auto* src = static_cast<const Storage*>(in);
     auto* dst = static_cast<Storage*>(out);
     run_split(n, sizeof(Storage),
-              [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
+              [&](int64_t begin, int64_t end) { dense(src + begin, dst + begin, end - begin); });
   });
 }
 
@@ -396,12 +396,12 @@ void relu_backward_flat_cpu(Activation activation, ScalarType dtype, const void*
     constexpr Activation kActivation = decltype(act)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto span = for_isa<DensePass<BackwardOp<kActivation, Fmt>, Storage, Storage>>();
+    const auto dense = for_isa<DensePass<BackwardOp<kActivation, Fmt>, Storage, Storage>>();
     const auto* grad = static_cast<const Storage*>(grad_out);
     const auto* kept = static_cast<const Storage*>(saved);
     auto* dst = static_cast<Storage*>(grad_in);
     run_split(n, sizeof(Storage), [&](int64_t begin, int64_t end) {
-      span(grad + begin, kept + begin, dst + begin, end - begin);
+      dense(grad + begin, kept + begin, dst + begin, end - begin);
     });
   });
 }

@@ -12,11 +12,7 @@ constexpr int64_t kSplitBytes = 256 * 1024;  // Zen 3 AVX2 2 threads, Xeon AVX-5
 constexpr int64_t kTaskBytes = 64 * 1024;  // Xeon AVX-512 16 threads, Zen 3 AVX2 2 threads: results/studies/launch-policy/cpu-xeon-avx512/band.json, results/studies/launch-policy/cpu-avx2/band.json
 // Vectors per trip of a dense loop (GCC unroll).
 constexpr int kVectorsPerLoopTrip = 2;  // Zen 3 AVX2, Xeon AVX-512: results/studies/launch-policy/cpu-avx2/band-unroll.json, results/studies/launch-policy/cpu-xeon-avx512/band.json
-// The largest input step of a strided row compiled with the step as a constant (shuffled loads).
-constexpr int kMaxConstantStep = 4;  // not measured: x[:, ::2] to x[..., ::4] are the views models take; wider steps stay one element at a time
 // The AVX-512 variant's vector width under GCC (clang takes no tuning option in a target).
 #define RELU_AVX512_VECTOR_WIDTH "prefer-vector-width=256"  // Zen 4 AVX-512: results/studies/launch-policy/cpu-amd-epyc-avx512/vector_width.json
-// The ISA a process runs: the widest its CPU has, AVX-512 before AVX2 before the baseline.
-// not measured against each other per CPU: each variant is the compiler's best for its target; RELU_CPU_ISA caps it
 
 }  // namespace relu_kernel::cpu_tuning
