@@ -56,7 +56,7 @@ inline typename Fmt::Storage storage_of(StorageBits<Fmt> bits) {
 template <Activation kActivation, typename Fmt, bool kScalar = false>
 struct ForwardOp {
   using Storage = typename Fmt::Storage;
-  static constexpr bool kOutOfLine = kScalar;
+  static constexpr bool kActivationOp = true;
   __attribute__((always_inline)) Storage operator()(Storage x) const {
     if constexpr (kScalar && kActivation == Activation::kRelu) {
       return storage_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(x)));
@@ -69,7 +69,7 @@ struct ForwardOp {
 template <Activation kActivation, typename Fmt, bool kScalar = false>
 struct BackwardOp {
   using Storage = typename Fmt::Storage;
-  static constexpr bool kOutOfLine = kScalar;
+  static constexpr bool kActivationOp = true;
   __attribute__((always_inline)) Storage operator()(Storage grad, Storage saved) const {
     if constexpr (kScalar && kActivation == Activation::kRelu) {
       using Bits = StorageBits<Fmt>;
@@ -85,12 +85,25 @@ struct BackwardOp {
 // contiguous out (x[:, ::2]): as a compile-time constant, the compiler loads whole vectors and
 // de-interleaves them with shuffles. in == out (kStep 1) is allowed: element i is read before it
 // is written and no element depends on another, which is what ivdep promises.
+// The activations' loops take the measured forms (kActivationOp): dense loops unrolled
+// (tuning.h), strided rows out of line, in the baseline ISA, where their variable-stride loop
+// runs faster than compiled for AVX2. The gated ops' loops take neither.
+template <typename Op, typename = void>
+constexpr bool kActivationOp = false;
+template <typename Op>
+constexpr bool kActivationOp<Op, std::void_t<decltype(Op::kActivationOp)>> = Op::kActivationOp;
+
 template <int kStep, typename Op, typename Storage, typename... In>
 __attribute__((always_inline)) inline void dense_loop(const Op& op, Storage* out, int64_t n,
                                                       const In*... in) {
+  if constexpr (kActivationOp<Op>) {
 #pragma GCC ivdep
 #pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) out[i] = op(in[i * kStep]...);
+    for (int64_t i = 0; i < n; ++i) out[i] = op(in[i * kStep]...);
+  } else {
+#pragma GCC ivdep
+    for (int64_t i = 0; i < n; ++i) out[i] = op(in[i * kStep]...);
+  }
 }
 
 // out[i * out_stride] = op(in_k[i * strides_k]...): rows no dense_loop covers (a strided out=,
@@ -105,13 +118,6 @@ __attribute__((always_inline)) inline void strided_loop(const Op& op, Storage* o
   const int64_t stride[] = {strides[k]...};
   for (int64_t i = 0; i < n; ++i) out[i * out_stride] = op(in[k][i * stride[k]]...);
 }
-
-// The activations' strided rows run out of line, in the baseline ISA: their variable-stride
-// loop compiled for AVX2 runs slower. An op says so with kOutOfLine.
-template <typename Op, typename = void>
-constexpr bool kOutOfLine = false;
-template <typename Op>
-constexpr bool kOutOfLine<Op, std::void_t<decltype(Op::kOutOfLine)>> = Op::kOutOfLine;
 
 template <typename... Args>
 __attribute__((noinline)) void strided_loop_out_of_line(const Args&... args) {
@@ -142,7 +148,7 @@ struct Row {
     } else {
       const Storage* const starts[kInputs] = {(in[k] + offsets[k + 1])...};
       const int64_t in_strides[kInputs] = {strides[k + 1]...};
-      if constexpr (kOutOfLine<Op>) {
+      if constexpr (kActivationOp<Op>) {
         strided_loop_out_of_line(op, out + offsets[0], strides[0], starts, in_strides, n, inputs);
       } else {
         strided_loop(op, out + offsets[0], strides[0], starts, in_strides, n, inputs);
