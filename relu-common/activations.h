@@ -83,9 +83,9 @@ void visit_backward(Activation activation, ScalarType dtype, Fn&& fn) {
 template <Activation kActivation, typename Fmt>
 RELU_HOST_DEVICE typename Fmt::Storage forward_element(typename Fmt::Storage x) {
   if constexpr (kActivation == Activation::kRelu) {
-    return relu_element<Fmt>(x);
+    return relu_forward<Fmt>(x);
   } else {
-    return relu_squared_element<Fmt>(x);
+    return relu_squared_forward<Fmt>(x);
   }
 }
 
@@ -94,9 +94,9 @@ template <Activation kActivation, typename Fmt>
 RELU_HOST_DEVICE typename Fmt::Storage backward_element(typename Fmt::Storage grad_out,
                                                         typename Fmt::Storage saved) {
   if constexpr (kActivation == Activation::kRelu) {
-    return relu_backward_element<Fmt>(grad_out, saved);
+    return relu_backward<Fmt>(grad_out, saved);
   } else {
-    return relu_squared_backward_element<Fmt>(grad_out, saved);
+    return relu_squared_backward<Fmt>(grad_out, saved);
   }
 }
 

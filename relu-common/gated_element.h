@@ -28,12 +28,12 @@ RELU_HOST_DEVICE T gate_value(T a, T threshold) {
 }
 
 template <Gate kGate, typename T>
-RELU_HOST_DEVICE T gated_value(T a, T b, T threshold) {
+RELU_HOST_DEVICE T gated_forward(T a, T b, T threshold) {
   return gate_value<kGate>(a, threshold) * b;
 }
 
 template <Gate kGate, typename T>
-RELU_HOST_DEVICE T gated_grad_a_value(T grad_out, T a, T b, T threshold) {
+RELU_HOST_DEVICE T gated_grad_a(T grad_out, T a, T b, T threshold) {
   if constexpr (kGate == Gate::kReluAndMul) {
     return RELU_KEEP_OR_ZERO(a > threshold, grad_out * b);
   } else {
@@ -42,33 +42,33 @@ RELU_HOST_DEVICE T gated_grad_a_value(T grad_out, T a, T b, T threshold) {
 }
 
 template <Gate kGate, typename T>
-RELU_HOST_DEVICE T gated_grad_b_value(T grad_out, T a, T threshold) {
+RELU_HOST_DEVICE T gated_grad_b(T grad_out, T a, T threshold) {
   return grad_out * gate_value<kGate>(a, threshold);
 }
 
 // The same on stored elements of format Fmt; `threshold` already in OpMath.
 template <Gate kGate, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_element(typename Fmt::Storage a,
+RELU_HOST_DEVICE typename Fmt::Storage gated_forward(typename Fmt::Storage a,
                                                      typename Fmt::Storage b,
                                                      typename OpMath<Fmt>::Type threshold) {
-  return from_opmath<Fmt>(gated_value<kGate>(to_opmath<Fmt>(a), to_opmath<Fmt>(b), threshold));
+  return from_opmath<Fmt>(gated_forward<kGate>(to_opmath<Fmt>(a), to_opmath<Fmt>(b), threshold));
 }
 
 template <Gate kGate, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_grad_a_element(typename Fmt::Storage grad_out,
+RELU_HOST_DEVICE typename Fmt::Storage gated_grad_a(typename Fmt::Storage grad_out,
                                                             typename Fmt::Storage a,
                                                             typename Fmt::Storage b,
                                                             typename OpMath<Fmt>::Type threshold) {
-  return from_opmath<Fmt>(gated_grad_a_value<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a),
+  return from_opmath<Fmt>(gated_grad_a<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a),
                                                     to_opmath<Fmt>(b), threshold));
 }
 
 template <Gate kGate, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_grad_b_element(typename Fmt::Storage grad_out,
+RELU_HOST_DEVICE typename Fmt::Storage gated_grad_b(typename Fmt::Storage grad_out,
                                                             typename Fmt::Storage a,
                                                             typename OpMath<Fmt>::Type threshold) {
   return from_opmath<Fmt>(
-      gated_grad_b_value<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a), threshold));
+      gated_grad_b<kGate>(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(a), threshold));
 }
 
 }  // namespace relu_kernel

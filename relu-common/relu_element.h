@@ -7,15 +7,15 @@
 //   kernels-community/relu); +inf stays +inf, -inf -> +0.
 //
 // Two forms of the same function:
-//   relu_value(x)        a native arithmetic value (float, double, signed/unsigned ints);
-//   relu_lanes<Fmt>(w)   every lane of an unsigned machine word, lanes in format Fmt, with
+//   relu_forward(x)        a native arithmetic value (float, double, signed/unsigned ints);
+//   lanes::relu_forward<Fmt>(w)   every lane of an unsigned machine word, lanes in format Fmt, with
 //                        bit operations only ("SIMD within a register"). The floats
 //                        narrower than 32 bits (float16, bfloat16, the float8 formats)
 //                        always take this form: no conversion to float, no dependence on a
 //                        half or float8 type that differs between CPU, CUDA and SYCL. Its
 //                        two constants (LaneRule) can also come at run time, so that one
 //                        compiled loop serves every format of a lane width.
-// relu_vector16<Fmt> applies one of them to a 16-byte vector (vector16.h), the unit of every
+// relu_forward<Fmt> applies one of them to a 16-byte vector (vector16.h), the unit of every
 // GPU access.
 #pragma once
 
@@ -28,7 +28,7 @@
 namespace relu_kernel {
 
 template <typename T>
-RELU_HOST_DEVICE T relu_value(T x) {
+RELU_HOST_DEVICE T relu_forward(T x) {
   return x > T(0) ? x : T(0);
 }
 
@@ -44,7 +44,7 @@ struct Format {
   static constexpr LaneKind kKind = kKind_;
   static constexpr int kLaneBits = 8 * sizeof(Storage_);
   static constexpr uint64_t kInfBits = kInfBits_;
-  // Native formats compute with relu_value; floats narrower than 4 bytes have no native
+  // Native formats compute with relu_forward; floats narrower than 4 bytes have no native
   // type common to CPU, CUDA and SYCL.
   static constexpr bool kNative = !(kKind_ == LaneKind::kIeeeFloat && sizeof(Storage_) < 4);
   // Whether relu has a gradient in this format: float32/16, bfloat16, float64, not float8
@@ -87,11 +87,11 @@ RELU_HOST_DEVICE constexpr Word broadcast_lane(uint64_t lane) {
   return word;
 }
 
-// The two constants of relu_lanes, each repeated in every lane of a Word:
+// The two constants of lanes::relu_forward, each repeated in every lane of a Word:
 //   signs:     each lane's sign bit; 0 for unsigned lanes, which are never negative;
 //   nan_floor: for IEEE-like lanes kInfBits + 1: a lane whose bits without the sign reach it is
 //              a NaN. Integer lanes have no NaN: there it is `signs`, which makes the NaN test
-//              of relu_lanes come out 0 (and 0 for unsigned lanes).
+//              of lanes::relu_forward come out 0 (and 0 for unsigned lanes).
 // Format Fmt's rule as compile-time constants (what a loop or kernel compiled for one format
 // folds in) ...
 template <typename Fmt, typename Word>
@@ -121,79 +121,79 @@ struct LaneRule {
 // or borrow crosses a lane). kNanLanes: whether the lanes can hold NaNs (IEEE-like ones);
 // true for a rule known only at run time, where an integer rule then adds nothing.
 template <int kLaneBits, bool kNanLanes, typename Word, typename Rule>
-RELU_HOST_DEVICE Word relu_lanes(Word word, Rule rule) {
+RELU_HOST_DEVICE Word lanes::relu_forward(Word word, Rule rule) {
   static_assert(std::is_unsigned<Word>::value, "lanes live in an unsigned word");
   static_assert((8 * sizeof(Word)) % kLaneBits == 0, "a word holds whole lanes");
-  // `doomed`: the sign bit of each lane that must become +0, every other bit clear.
-  Word doomed = Word(word & rule.signs);
+  // `zeroed_signs`: the sign bit of each lane that must become +0, every other bit clear.
+  Word zeroed_signs = Word(word & rule.signs);
   if constexpr (kNanLanes) {
     // A lane with its sign bit forced on is at least 0x80..0 >= nan_floor, so subtracting
     // nan_floor never borrows from the next lane, and the result keeps its sign bit exactly
     // when the magnitude reaches nan_floor: the lane is a NaN.
     const Word nan_signs = Word(Word(Word(word | rule.signs) - rule.nan_floor) & rule.signs);
-    doomed = Word(doomed | nan_signs);
+    zeroed_signs = Word(zeroed_signs | nan_signs);
   }
-  // Spread each doomed sign bit over its lane: (s << 1) - (s >> (kLaneBits - 1)) is
+  // Spread each zeroed_signs sign bit over its lane: (s << 1) - (s >> (kLaneBits - 1)) is
   // 2^kLaneBits - 1 in that lane; the top lane's shifted-out bit wraps away harmlessly.
-  const Word lane_mask = Word(Word(doomed << 1) - Word(doomed >> (kLaneBits - 1)));
+  const Word lane_mask = Word(Word(zeroed_signs << 1) - Word(zeroed_signs >> (kLaneBits - 1)));
   return Word(word & Word(~lane_mask));
 }
 
 // Whether relu keeps one element (relu(x) == x != +0, i.e. x > 0) by `rule`: x is neither
 // +0, negative nor a NaN exactly when x - 1 (wrapping at 0) is below nan_floor - 1, the
 // largest magnitude that is not a NaN (signs - 1 for a signed rule; all ones for an unsigned
-// one, whose elements are kept unless 0). One compare where relu_lanes takes six operations:
+// one, whose elements are kept unless 0). One compare where lanes::relu_forward takes six operations:
 // what a gradient needs of its result, with the rule known only at run time.
 template <typename Storage>
-RELU_HOST_DEVICE bool relu_keeps(Storage x, LaneRule<Storage> rule) {
+RELU_HOST_DEVICE bool lanes::keeps(Storage x, LaneRule<Storage> rule) {
   static_assert(std::is_unsigned<Storage>::value, "an element's bits");
   return Storage(x - 1) < Storage(rule.nan_floor - 1);
 }
 
 // ReLU of every lane of `word` by a rule known only at run time: a lone lane takes the
-// compare of relu_keeps and a select, several lanes relu_lanes.
+// compare of lanes::keeps and a select, several lanes lanes::relu_forward.
 template <int kLaneBits, typename Word>
-RELU_HOST_DEVICE Word relu_by_rule(Word word, LaneRule<Word> rule) {
+RELU_HOST_DEVICE Word lanes::relu_forward(Word word, LaneRule<Word> rule) {
   if constexpr (kLaneBits == 8 * sizeof(Word)) {
-    return relu_keeps(word, rule) ? word : Word(0);
+    return lanes::keeps(word, rule) ? word : Word(0);
   } else {
-    return relu_lanes<kLaneBits, true>(word, rule);
+    return lanes::relu_forward<kLaneBits, true>(word, rule);
   }
 }
 
-// relu_lanes with the rule of format Fmt, known at compile time.
+// lanes::relu_forward with the rule of format Fmt, known at compile time.
 template <typename Fmt, typename Word>
-RELU_HOST_DEVICE Word relu_lanes(Word word) {
+RELU_HOST_DEVICE Word lanes::relu_forward(Word word) {
   if constexpr (Fmt::kKind == LaneKind::kUnsignedInt) {
     return word;
   } else {
-    return relu_lanes<Fmt::kLaneBits, Fmt::kKind == LaneKind::kIeeeFloat>(
+    return lanes::relu_forward<Fmt::kLaneBits, Fmt::kKind == LaneKind::kIeeeFloat>(
         word, FormatLaneRule<Fmt, Word>{});
   }
 }
 
 // ReLU of one stored element.
 template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage relu_element(typename Fmt::Storage x) {
+RELU_HOST_DEVICE typename Fmt::Storage relu_forward(typename Fmt::Storage x) {
   if constexpr (Fmt::kNative) {
-    return relu_value(x);
+    return relu_forward(x);
   } else {
-    return relu_lanes<Fmt>(x);
+    return lanes::relu_forward<Fmt>(x);
   }
 }
 
 // Gradient of one element: grad_out where the forward output is > 0, else +0. `result` is
 // relu's output, > 0 exactly where x > 0, so the gradient at NaN, 0 and -0.0 is 0.
 template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage relu_backward_element(typename Fmt::Storage grad_out,
+RELU_HOST_DEVICE typename Fmt::Storage relu_backward(typename Fmt::Storage grad_out,
                                                              typename Fmt::Storage result) {
   using Storage = typename Fmt::Storage;
-  return relu_element<Fmt>(result) != Storage(0) ? grad_out : Storage(0);
+  return relu_forward<Fmt>(result) != Storage(0) ? grad_out : Storage(0);
 }
 
 // ReLU of one machine word of packed elements.
 template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Word relu_word(typename Fmt::Word word) {
+RELU_HOST_DEVICE typename Fmt::Word relu_forward(typename Fmt::Word word) {
   using Storage = typename Fmt::Storage;
   using Word = typename Fmt::Word;
   if constexpr (Fmt::kKind == LaneKind::kIeeeFloat && Fmt::kNative) {
@@ -201,7 +201,7 @@ RELU_HOST_DEVICE typename Fmt::Word relu_word(typename Fmt::Word word) {
     constexpr int kLanes = int(sizeof(Word) / sizeof(Storage));
     Storage lanes[kLanes];
     std::memcpy(lanes, &word, sizeof(Word));
-    for (int i = 0; i < kLanes; ++i) lanes[i] = relu_value(lanes[i]);
+    for (int i = 0; i < kLanes; ++i) lanes[i] = relu_forward(lanes[i]);
     std::memcpy(&word, lanes, sizeof(Word));
     return word;
   } else {
@@ -210,22 +210,22 @@ RELU_HOST_DEVICE typename Fmt::Word relu_word(typename Fmt::Word word) {
       return __vmaxs4(word, 0u);  // four signed bytes at once
     }
 #endif
-    return relu_lanes<Fmt>(word);
+    return lanes::relu_forward<Fmt>(word);
   }
 }
 
 // ReLU of one 16-byte vector of Fmt's words.
 template <typename Fmt>
-RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_vector16(Vector16<typename Fmt::Word> v) {
+RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_forward(Vector16<typename Fmt::Word> v) {
   for (int i = 0; i < Vector16<typename Fmt::Word>::kWords; ++i) {
-    v.words[i] = relu_word<Fmt>(v.words[i]);
+    v.words[i] = relu_forward<Fmt>(v.words[i]);
   }
   return v;
 }
 
 // The gradient of one 16-byte vector, element by element.
 template <typename Fmt>
-RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_backward_vector16(
+RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_backward(
     Vector16<typename Fmt::Word> grad_out, Vector16<typename Fmt::Word> result) {
   using Storage = typename Fmt::Storage;
   constexpr int kElements = int(kVectorBytes / sizeof(Storage));
@@ -234,7 +234,7 @@ RELU_HOST_DEVICE Vector16<typename Fmt::Word> relu_backward_vector16(
   std::memcpy(grads, grad_out.words, kVectorBytes);
   std::memcpy(results, result.words, kVectorBytes);
   for (int i = 0; i < kElements; ++i) {
-    grads[i] = relu_backward_element<Fmt>(grads[i], results[i]);
+    grads[i] = relu_backward<Fmt>(grads[i], results[i]);
   }
   std::memcpy(grad_out.words, grads, kVectorBytes);
   return grad_out;

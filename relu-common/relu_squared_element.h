@@ -11,24 +11,24 @@
 namespace relu_kernel {
 
 template <typename T>
-RELU_HOST_DEVICE T relu_squared_value(T x) {
+RELU_HOST_DEVICE T relu_squared_forward(T x) {
   return RELU_KEEP_OR_ZERO(x > T(0), x * x);
 }
 
 template <typename T>
-RELU_HOST_DEVICE T relu_squared_backward_value(T grad_out, T x) {
+RELU_HOST_DEVICE T relu_squared_backward(T grad_out, T x) {
   return RELU_KEEP_OR_ZERO(x > T(0), (T(2) * x) * grad_out);
 }
 
 template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage relu_squared_element(typename Fmt::Storage x) {
-  return from_opmath<Fmt>(relu_squared_value(to_opmath<Fmt>(x)));
+RELU_HOST_DEVICE typename Fmt::Storage relu_squared_forward(typename Fmt::Storage x) {
+  return from_opmath<Fmt>(relu_squared_forward(to_opmath<Fmt>(x)));
 }
 
 template <typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage relu_squared_backward_element(
+RELU_HOST_DEVICE typename Fmt::Storage relu_squared_backward(
     typename Fmt::Storage grad_out, typename Fmt::Storage x) {
-  return from_opmath<Fmt>(relu_squared_backward_value(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(x)));
+  return from_opmath<Fmt>(relu_squared_backward(to_opmath<Fmt>(grad_out), to_opmath<Fmt>(x)));
 }
 
 }  // namespace relu_kernel

@@ -52,16 +52,16 @@ inline typename Fmt::Storage storage_of(StorageBits<Fmt> bits) {
 
 // The element functions as functors. kScalar: for loops the compiler leaves one element at a
 // time, where GCC turns a float compare-and-select into a jump mispredicted on random signs;
-// there relu runs on the bit pattern (relu_lanes, one lane per word) and its gradient as a mask.
+// there relu runs on the bit pattern (lanes::relu_forward, one lane per word) and its gradient as a mask.
 template <Activation kActivation, typename Fmt, bool kScalar = false>
 struct ForwardOp {
   using Storage = typename Fmt::Storage;
   static constexpr bool kActivationOp = true;
   __attribute__((always_inline)) Storage operator()(Storage x) const {
     if constexpr (kScalar && kActivation == Activation::kRelu) {
-      return storage_of<Fmt>(relu_lanes<Fmt>(bits_of<Fmt>(x)));
+      return storage_of<Fmt>(lanes::relu_forward<Fmt>(bits_of<Fmt>(x)));
     } else {
-      return forward_element<kActivation, Fmt>(x);
+      return activation_forward<kActivation, Fmt>(x);
     }
   }
 };
@@ -73,10 +73,10 @@ struct BackwardOp {
   __attribute__((always_inline)) Storage operator()(Storage grad, Storage saved) const {
     if constexpr (kScalar && kActivation == Activation::kRelu) {
       using Bits = StorageBits<Fmt>;
-      const Bits keep = Bits(Bits(0) - Bits(relu_lanes<Fmt>(bits_of<Fmt>(saved)) != 0));
+      const Bits keep = Bits(Bits(0) - Bits(lanes::relu_forward<Fmt>(bits_of<Fmt>(saved)) != 0));
       return storage_of<Fmt>(Bits(bits_of<Fmt>(grad) & keep));
     } else {
-      return backward_element<kActivation, Fmt>(grad, saved);
+      return activation_backward<kActivation, Fmt>(grad, saved);
     }
   }
 };
@@ -448,7 +448,7 @@ void gated_strided_cpu(Gate gate, ScalarType dtype, const void* a, const void* b
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* inputs[] = {a, b};
     run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
-      return gated_element<kGate, Fmt>(av, bv, t);
+      return gated_forward<kGate, Fmt>(av, bv, t);
     });
   });
 }
@@ -463,11 +463,11 @@ void gated_backward_strided_cpu(Gate gate, ScalarType dtype, const void* grad_ou
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* a_inputs[] = {grad_out, a, b};
     run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
-      return gated_grad_a_element<kGate, Fmt>(g, av, bv, t);
+      return gated_grad_a<kGate, Fmt>(g, av, bv, t);
     });
     const void* b_inputs[] = {grad_out, a};
     run_map<2, Storage>(layout, b_inputs, grad_b, [t](Storage g, Storage av) {
-      return gated_grad_b_element<kGate, Fmt>(g, av, t);
+      return gated_grad_b<kGate, Fmt>(g, av, t);
     });
   });
 }

@@ -4,7 +4,7 @@
 // (strided.cuh), which differ only in where the elements are.
 //
 // Every kernel is compiled once per op, not per dtype. An op is an object passed to the
-// kernel (the last parameter): empty for the per-format ops, the two constants of relu_lanes
+// kernel (the last parameter): empty for the per-format ops, the two constants of lanes::relu_forward
 // (LaneRule) for the ops that serve every format of one element size, the threshold for the
 // gated ops.
 //
@@ -45,10 +45,10 @@
 
 namespace relu_kernel {
 
-// relu_vector16 for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80
+// relu_forward for the GPU: float16 and bfloat16 pairs through max(x, +0) (HMNMX2) on sm_80
 // and later, whose max returns the non-NaN operand and orders -0.0 below +0.0 (cuda_fp16.h,
 // cuda_bf16.h), so NaN -> +0 and -0.0 -> +0.0 as relu_element.h; 4 instructions per vector
-// instead of the bit form's 36. Older GPUs and every other format keep relu_vector16.
+// instead of the bit form's 36. Older GPUs and every other format keep relu_forward.
 template <typename Pair>
 __device__ __forceinline__ Vector16<uint32_t> relu_pairs_by_max(Vector16<uint32_t> v) {
   static_assert(sizeof(Pair) == sizeof(uint32_t), "one pair per 32-bit word");
@@ -73,7 +73,7 @@ __device__ __forceinline__ Vector16<typename Fmt::Word> relu_vector16_gpu(
     return relu_pairs_by_max<__nv_bfloat162>(v);
   }
 #endif
-  return relu_vector16<Fmt>(v);
+  return relu_forward<Fmt>(v);
 }
 
 // The operands of one pass: kInputs input streams and one output, all of `n` elements of
@@ -98,7 +98,7 @@ struct ForwardOp {
     return as_words<uint32_t>(relu_vector16_gpu<Fmt>(as_words<Word>(in[0])));
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
-    return relu_element<Fmt>(in[0]);
+    return relu_forward<Fmt>(in[0]);
   }
 };
 
@@ -109,10 +109,10 @@ struct BackwardOp {
   __device__ __forceinline__ Vector16<uint32_t> vector(const Vector16<uint32_t> (&in)[2]) const {
     using Word = typename Fmt::Word;
     return as_words<uint32_t>(
-        relu_backward_vector16<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
+        relu_backward<Fmt>(as_words<Word>(in[0]), as_words<Word>(in[1])));
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return relu_backward_element<Fmt>(in[0], in[1]);
+    return relu_backward<Fmt>(in[0], in[1]);
   }
 };
 
@@ -124,7 +124,7 @@ using UnsignedOfBytes = typename std::conditional<
         kBytes == 2, uint16_t,
         typename std::conditional<kBytes == 4, uint32_t, uint64_t>::type>::type>::type;
 
-// relu of any format of kBytes-byte elements by the format's rule (relu_by_rule, relu_keeps):
+// relu of any format of kBytes-byte elements by the format's rule (lanes::relu_forward, lanes::keeps):
 // what an IEEE float, a signed and an unsigned integer of one size differ in is two constants.
 template <int kBytes>
 struct LanesOp {
@@ -137,14 +137,14 @@ struct LanesOp {
     Vector16<Word> v = as_words<Word>(in[0]);
 #pragma unroll
     for (int i = 0; i < Vector16<Word>::kWords; ++i) {
-      v.words[i] = relu_by_rule<8 * kBytes>(v.words[i], rule);
+      v.words[i] = lanes::relu_forward<8 * kBytes>(v.words[i], rule);
     }
     return as_words<uint32_t>(v);
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
     // The rule of one lane is the lowest lane of the word's.
     const LaneRule<Storage> element_rule{Storage(rule.signs), Storage(rule.nan_floor)};
-    return relu_keeps(in[0], element_rule) ? in[0] : Storage(0);
+    return lanes::keeps(in[0], element_rule) ? in[0] : Storage(0);
   }
 };
 
@@ -168,7 +168,7 @@ struct LanesBackwardOp {
     return out;
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return relu_keeps(in[1], rule) ? in[0] : Storage(0);
+    return lanes::keeps(in[1], rule) ? in[0] : Storage(0);
   }
 };
 
@@ -240,8 +240,8 @@ struct ReluSquaredOp {
 #pragma unroll
       for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
         float2 f = float2_of_pair<Fmt>(v.words[i]);
-        f.x = relu_squared_value(f.x);
-        f.y = relu_squared_value(f.y);
+        f.x = relu_squared_forward(f.x);
+        f.y = relu_squared_forward(f.y);
         v.words[i] = pair_of_float2<Fmt>(f);
       }
       return v;
@@ -250,7 +250,7 @@ struct ReluSquaredOp {
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[1]) const {
-    return forward_element<Activation::kReluSquared, Fmt>(in[0]);
+    return activation_forward<Activation::kReluSquared, Fmt>(in[0]);
   }
 };
 
@@ -268,8 +268,8 @@ struct ReluSquaredBackwardOp {
       for (int i = 0; i < Vector16<uint32_t>::kWords; ++i) {
         const float2 g = float2_of_pair<Fmt>(in[0].words[i]);
         const float2 x = float2_of_pair<Fmt>(in[1].words[i]);
-        const uint32_t low = from_opmath<Fmt>(relu_squared_backward_value(g.x, x.x));
-        const uint32_t high = from_opmath<Fmt>(relu_squared_backward_value(g.y, x.y));
+        const uint32_t low = from_opmath<Fmt>(relu_squared_backward(g.x, x.x));
+        const uint32_t high = from_opmath<Fmt>(relu_squared_backward(g.y, x.y));
         v.words[i] = low | (high << 16);
       }
       return v;
@@ -278,7 +278,7 @@ struct ReluSquaredBackwardOp {
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return backward_element<Activation::kReluSquared, Fmt>(in[0], in[1]);
+    return activation_backward<Activation::kReluSquared, Fmt>(in[0], in[1]);
   }
 };
 
@@ -317,13 +317,13 @@ struct GatedOp {
     if constexpr (kIsHalfPair<Fmt>) {
       const float t = threshold;
       return pairs_through_float<Fmt>(
-          in, [t](const float (&x)[2]) { return gated_value<kGate>(x[0], x[1], t); });
+          in, [t](const float (&x)[2]) { return gated_forward<kGate>(x[0], x[1], t); });
     } else {
       return vector_by_values(*this, in);
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return gated_element<kGate, Fmt>(in[0], in[1], threshold);
+    return gated_forward<kGate, Fmt>(in[0], in[1], threshold);
   }
 };
 
@@ -337,14 +337,14 @@ struct GatedGradAOp {
     if constexpr (kIsHalfPair<Fmt>) {
       const float t = threshold;
       return pairs_through_float<Fmt>(in, [t](const float (&x)[3]) {
-        return gated_grad_a_value<kGate>(x[0], x[1], x[2], t);
+        return gated_grad_a<kGate>(x[0], x[1], x[2], t);
       });
     } else {
       return vector_by_values(*this, in);
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[3]) const {
-    return gated_grad_a_element<kGate, Fmt>(in[0], in[1], in[2], threshold);
+    return gated_grad_a<kGate, Fmt>(in[0], in[1], in[2], threshold);
   }
 };
 
@@ -358,13 +358,13 @@ struct GatedGradBOp {
     if constexpr (kIsHalfPair<Fmt>) {
       const float t = threshold;
       return pairs_through_float<Fmt>(
-          in, [t](const float (&x)[2]) { return gated_grad_b_value<kGate>(x[0], x[1], t); });
+          in, [t](const float (&x)[2]) { return gated_grad_b<kGate>(x[0], x[1], t); });
     } else {
       return vector_by_values(*this, in);
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[2]) const {
-    return gated_grad_b_element<kGate, Fmt>(in[0], in[1], threshold);
+    return gated_grad_b<kGate, Fmt>(in[0], in[1], threshold);
   }
 };
 

@@ -25,31 +25,31 @@ struct XpuOps<Activation::kRelu, Fmt> {
   using Storage = typename Fmt::Storage;
   using Vector = Vector16<typename Fmt::Word>;
 
-  static Storage forward_element(Storage x) { return relu_element<Fmt>(x); }
-  static Vector forward_vector(Vector v) { return relu_vector16<Fmt>(v); }
+  static Storage forward_element(Storage x) { return relu_forward<Fmt>(x); }
+  static Vector forward_vector(Vector v) { return relu_forward<Fmt>(v); }
   static Storage backward_element(Storage grad, Storage result) {
-    return relu_backward_element<Fmt>(grad, result);
+    return relu_backward<Fmt>(grad, result);
   }
   static Vector backward_vector(Vector grad, Vector result) {
-    return relu_backward_vector16<Fmt>(grad, result);
+    return relu_backward<Fmt>(grad, result);
   }
 };
 
-// relu on float64 as bit patterns (relu_lanes), no double at all: DG2 GPUs have no fp64, and
+// relu on float64 as bit patterns (lanes::relu_forward), no double at all: DG2 GPUs have no fp64, and
 // under -cl-poison-unsupported-fp64-kernels a kernel using double fails there at launch.
 template <>
 struct XpuOps<Activation::kRelu, Float64Format> {
   using Storage = uint64_t;
   using Vector = Vector16<uint64_t>;
 
-  static Storage forward_element(Storage x) { return relu_lanes<Float64Format>(x); }
+  static Storage forward_element(Storage x) { return lanes::relu_forward<Float64Format>(x); }
   static Vector forward_vector(Vector v) {
-    for (int i = 0; i < Vector::kWords; ++i) v.words[i] = relu_lanes<Float64Format>(v.words[i]);
+    for (int i = 0; i < Vector::kWords; ++i) v.words[i] = lanes::relu_forward<Float64Format>(v.words[i]);
     return v;
   }
   // relu(result) is +0 (all bits clear) exactly where result > 0 is false.
   static Storage backward_element(Storage grad, Storage result) {
-    return relu_lanes<Float64Format>(result) != 0 ? grad : Storage(0);
+    return lanes::relu_forward<Float64Format>(result) != 0 ? grad : Storage(0);
   }
   static Vector backward_vector(Vector grad, Vector result) {
     for (int i = 0; i < Vector::kWords; ++i) {
@@ -67,7 +67,7 @@ struct XpuOps<Activation::kReluSquared, Fmt> {
   static constexpr int kElements = int(kVectorBytes / sizeof(Storage));
 
   static Storage forward_element(Storage x) {
-    return relu_kernel::forward_element<Activation::kReluSquared, Fmt>(x);
+    return relu_kernel::activation_forward<Activation::kReluSquared, Fmt>(x);
   }
   static Vector forward_vector(Vector v) {
     Storage x[kElements];
@@ -77,7 +77,7 @@ struct XpuOps<Activation::kReluSquared, Fmt> {
     return v;
   }
   static Storage backward_element(Storage grad, Storage x) {
-    return relu_kernel::backward_element<Activation::kReluSquared, Fmt>(grad, x);
+    return relu_kernel::activation_backward<Activation::kReluSquared, Fmt>(grad, x);
   }
   static Vector backward_vector(Vector grad, Vector x) {
     Storage g[kElements];
@@ -165,11 +165,11 @@ struct XpuGatedOp {
   typename OpMath<Fmt>::Type threshold;
   Storage operator()(const Storage (&x)[kInputs]) const {
     if constexpr (kOutput == GatedOutput::kOut) {
-      return gated_element<kGate, Fmt>(x[0], x[1], threshold);
+      return gated_forward<kGate, Fmt>(x[0], x[1], threshold);
     } else if constexpr (kOutput == GatedOutput::kGradA) {
-      return gated_grad_a_element<kGate, Fmt>(x[0], x[1], x[2], threshold);
+      return gated_grad_a<kGate, Fmt>(x[0], x[1], x[2], threshold);
     } else {
-      return gated_grad_b_element<kGate, Fmt>(x[0], x[1], threshold);
+      return gated_grad_b<kGate, Fmt>(x[0], x[1], threshold);
     }
   }
 };

@@ -6,7 +6,7 @@
 //
 // Exhaustive where the domain is small: every float16, bfloat16, int16 and uint16 bit
 // pattern, every int8/uint8 value and every float8 pattern (e4m3fn, e5m2, and the format
-// the two fnuz dtypes share), for relu_element, relu_backward_element and relu_lanes (each
+// the two fnuz dtypes share), for relu_forward, relu_backward and lanes::relu_forward (each
 // pattern in each lane position of 16-, 32- and 64-bit words; the format's LaneRule known at
 // compile time, and read at run time as the CUDA kernels shared by several formats take it).
 // Everything else on random words mixing uniform bits with special values (+-0, +-inf, NaNs,
@@ -86,20 +86,20 @@ void check_lanes_result(const char* what, RefFormat f, const char* name, uint64_
   }
 }
 
-// One word through relu_lanes, lane by lane against the reference: with Fmt's rule at compile
+// One word through lanes::relu_forward, lane by lane against the reference: with Fmt's rule at compile
 // time, and with it at run time through the form every format shares (NaN test included,
 // which an integer rule must turn into nothing).
 template <typename Fmt, typename Word>
 void check_lanes_word(Word word) {
   const RefFormat f = ref_format<Fmt>();
   constexpr int kWordBits = int(8 * sizeof(Word));
-  check_lanes_result("relu_lanes", f, word_name<Word>(), uint64_t(word),
-                     uint64_t(relu_lanes<Fmt>(word)), kWordBits);
-  check_lanes_result("relu_lanes(runtime rule)", f, word_name<Word>(), uint64_t(word),
-                     uint64_t(relu_lanes<Fmt::kLaneBits, true>(word, runtime_rule<Fmt, Word>())),
+  check_lanes_result("lanes::relu_forward", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(lanes::relu_forward<Fmt>(word)), kWordBits);
+  check_lanes_result("lanes::relu_forward(runtime rule)", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(lanes::relu_forward<Fmt::kLaneBits, true>(word, runtime_rule<Fmt, Word>())),
                      kWordBits);
-  check_lanes_result("relu_by_rule", f, word_name<Word>(), uint64_t(word),
-                     uint64_t(relu_by_rule<Fmt::kLaneBits>(word, runtime_rule<Fmt, Word>())),
+  check_lanes_result("lanes::relu_forward", f, word_name<Word>(), uint64_t(word),
+                     uint64_t(lanes::relu_forward<Fmt::kLaneBits>(word, runtime_rule<Fmt, Word>())),
                      kWordBits);
 }
 
@@ -137,20 +137,20 @@ uint64_t bits_of(typename Fmt::Storage value) {
 template <typename Fmt>
 void check_element(uint64_t x, uint64_t grad) {
   const RefFormat f = ref_format<Fmt>();
-  const uint64_t got = bits_of<Fmt>(relu_element<Fmt>(storage_from_bits<Fmt>(x)));
+  const uint64_t got = bits_of<Fmt>(relu_forward<Fmt>(storage_from_bits<Fmt>(x)));
   ++g_checks;
-  if (got != ref_relu(f, x)) report("relu_element", f, "", x, 0, got, ref_relu(f, x));
+  if (got != ref_relu(f, x)) report("relu_forward", f, "", x, 0, got, ref_relu(f, x));
   const uint64_t got_grad = bits_of<Fmt>(
-      relu_backward_element<Fmt>(storage_from_bits<Fmt>(grad), storage_from_bits<Fmt>(x)));
+      relu_backward<Fmt>(storage_from_bits<Fmt>(grad), storage_from_bits<Fmt>(x)));
   ++g_checks;
   if (got_grad != ref_relu_backward(f, grad, x)) {
-    report("relu_backward_element", f, "", x, grad, got_grad, ref_relu_backward(f, grad, x));
+    report("relu_backward", f, "", x, grad, got_grad, ref_relu_backward(f, grad, x));
   }
-  // relu_keeps, the one-element test of the kernels that take the rule at run time.
+  // lanes::keeps, the one-element test of the kernels that take the rule at run time.
   using Bits = UnsignedOfSize<Fmt::kLaneBits / 8>;
-  const bool kept = relu_keeps(Bits(x), runtime_rule<Fmt, Bits>());
+  const bool kept = lanes::keeps(Bits(x), runtime_rule<Fmt, Bits>());
   ++g_checks;
-  if (kept != (ref_relu(f, x) != 0)) report("relu_keeps", f, "", x, 0, kept, ref_relu(f, x) != 0);
+  if (kept != (ref_relu(f, x) != 0)) report("lanes::keeps", f, "", x, 0, kept, ref_relu(f, x) != 0);
 }
 
 template <typename Fmt>
@@ -167,13 +167,13 @@ template <typename Fmt>
 void check_word(typename Fmt::Word word) {
   using Word = typename Fmt::Word;
   const RefFormat f = ref_format<Fmt>();
-  const Word got = relu_word<Fmt>(word);
+  const Word got = relu_forward<Fmt>(word);
   for (int shift = 0; shift < int(8 * sizeof(Word)); shift += Fmt::kLaneBits) {
     const uint64_t lane = (uint64_t(word) >> shift) & lane_mask(f.bits);
     const uint64_t got_lane = (uint64_t(got) >> shift) & lane_mask(f.bits);
     ++g_checks;
     if (got_lane != ref_relu(f, lane)) {
-      report("relu_word", f, word_name<Word>(), uint64_t(word), uint64_t(shift), uint64_t(got),
+      report("relu_forward", f, word_name<Word>(), uint64_t(word), uint64_t(shift), uint64_t(got),
              ref_relu(f, lane) << shift);
     }
   }
@@ -205,17 +205,17 @@ uint64_t element_of(const VectorOf<Fmt>& v, int i) {
 template <typename Fmt>
 void check_vector16(const VectorOf<Fmt>& x, const VectorOf<Fmt>& grad) {
   const RefFormat f = ref_format<Fmt>();
-  const VectorOf<Fmt> out = relu_vector16<Fmt>(x);
-  const VectorOf<Fmt> grad_in = relu_backward_vector16<Fmt>(grad, x);
+  const VectorOf<Fmt> out = relu_forward<Fmt>(x);
+  const VectorOf<Fmt> grad_in = relu_backward<Fmt>(grad, x);
   for (int i = 0; i < kElementsPerVector<Fmt>; ++i) {
     const uint64_t xi = element_of<Fmt>(x, i);
     const uint64_t gi = element_of<Fmt>(grad, i);
     g_checks += 2;
     if (element_of<Fmt>(out, i) != ref_relu(f, xi)) {
-      report("relu_vector16", f, "", xi, uint64_t(i), element_of<Fmt>(out, i), ref_relu(f, xi));
+      report("relu_forward", f, "", xi, uint64_t(i), element_of<Fmt>(out, i), ref_relu(f, xi));
     }
     if (element_of<Fmt>(grad_in, i) != ref_relu_backward(f, gi, xi)) {
-      report("relu_backward_vector16", f, "", xi, gi, element_of<Fmt>(grad_in, i),
+      report("relu_backward", f, "", xi, gi, element_of<Fmt>(grad_in, i),
              ref_relu_backward(f, gi, xi));
     }
   }
@@ -304,16 +304,16 @@ void check_float8_reference() {
 template <typename Fmt>
 void check_squared_element(uint64_t x, uint64_t grad) {
   const RefFormat f = ref_format<Fmt>();
-  const uint64_t got = bits_of<Fmt>(relu_squared_element<Fmt>(storage_from_bits<Fmt>(x)));
+  const uint64_t got = bits_of<Fmt>(relu_squared_forward<Fmt>(storage_from_bits<Fmt>(x)));
   ++g_checks;
   if (!ref_same(f, got, ref_relu_squared(f, x))) {
-    report("relu_squared_element", f, "", x, 0, got, ref_relu_squared(f, x));
+    report("relu_squared_forward", f, "", x, 0, got, ref_relu_squared(f, x));
   }
   const uint64_t got_grad = bits_of<Fmt>(
-      relu_squared_backward_element<Fmt>(storage_from_bits<Fmt>(grad), storage_from_bits<Fmt>(x)));
+      relu_squared_backward<Fmt>(storage_from_bits<Fmt>(grad), storage_from_bits<Fmt>(x)));
   ++g_checks;
   if (!ref_same(f, got_grad, ref_relu_squared_backward(f, grad, x))) {
-    report("relu_squared_backward_element", f, "", x, grad, got_grad,
+    report("relu_squared_backward", f, "", x, grad, got_grad,
                    ref_relu_squared_backward(f, grad, x));
   }
 }
@@ -484,21 +484,21 @@ void check_gated_element(uint64_t a, uint64_t b, uint64_t grad, double threshold
   const auto t = typename OpMath<Fmt>::Type(threshold);
   const auto as = storage_from_bits<Fmt>(a), bs = storage_from_bits<Fmt>(b),
              gs = storage_from_bits<Fmt>(grad);
-  const uint64_t out = bits_of<Fmt>(gated_element<kGate, Fmt>(as, bs, t));
-  const uint64_t grad_a = bits_of<Fmt>(gated_grad_a_element<kGate, Fmt>(gs, as, bs, t));
-  const uint64_t grad_b = bits_of<Fmt>(gated_grad_b_element<kGate, Fmt>(gs, as, t));
+  const uint64_t out = bits_of<Fmt>(gated_forward<kGate, Fmt>(as, bs, t));
+  const uint64_t grad_a = bits_of<Fmt>(gated_grad_a<kGate, Fmt>(gs, as, bs, t));
+  const uint64_t grad_b = bits_of<Fmt>(gated_grad_b<kGate, Fmt>(gs, as, t));
   const uint64_t want_out = ref_gated(f, kSquared, a, b, threshold);
   const uint64_t want_a = ref_gated_grad_a(f, kSquared, grad, a, b, threshold);
   const uint64_t want_b = ref_gated_grad_b(f, kSquared, grad, a, threshold);
   g_checks += 3;
   if (!ref_same(f, out, want_out)) {
-    report_gated("gated_element", f, a, b, grad, threshold, out, want_out);
+    report_gated("gated_forward", f, a, b, grad, threshold, out, want_out);
   }
   if (!ref_same(f, grad_a, want_a)) {
-    report_gated("gated_grad_a_element", f, a, b, grad, threshold, grad_a, want_a);
+    report_gated("gated_grad_a", f, a, b, grad, threshold, grad_a, want_a);
   }
   if (!ref_same(f, grad_b, want_b)) {
-    report_gated("gated_grad_b_element", f, a, b, grad, threshold, grad_b, want_b);
+    report_gated("gated_grad_b", f, a, b, grad, threshold, grad_b, want_b);
   }
 }
 

@@ -170,7 +170,7 @@ ARCH_BRANCH_FILE = "relu-cuda/relu_ops.cuh"
 def test_device_code_branches_on_the_arch_in_one_place():
     """No preprocessor branch on __CUDA_ARCH__'s value and no half / bfloat16 / float8 type or
     header outside ARCH_BRANCH_FILE, and there exactly one `__CUDA_ARCH__ >= 800` test, whose
-    fall-through is relu_vector16: what sm_70 and sm_75 run is the bit form the host tests check."""
+    fall-through is relu_forward: what sm_70 and sm_75 run is the bit form the host tests check."""
     arch_value_test = re.compile(r"__CUDA_ARCH__\s*[<>=!]|#\s*if\s+__CUDA_ARCH__|__CUDA_ARCH_(SPECIFIC|FAMILY_SPECIFIC)")
     float_types = re.compile(r"cuda_(fp16|bf16|fp8)\.h|\b__(half2?|nv_bfloat162?|nv_fp8\w*)\b")
     offenders = []
@@ -185,5 +185,5 @@ def test_device_code_branches_on_the_arch_in_one_place():
     assert len(arch_value_test.findall(branch)) == 1
     assert "__CUDA_ARCH__ >= 800" in branch
     after_branch = branch[branch.index("__CUDA_ARCH__ >= 800"):]
-    assert re.search(r"#endif\s*\n\s*return relu_vector16<Fmt>\(v\);", after_branch), \
-        "the arch branch must fall through to relu_vector16 (the bit form) on older GPUs"
+    assert re.search(r"#endif\s*\n\s*return relu_forward<Fmt>\(v\);", after_branch), \
+        "the arch branch must fall through to relu_forward (the bit form) on older GPUs"

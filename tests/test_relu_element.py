@@ -19,7 +19,7 @@ CHECKER = ROOT / "tests" / "relu_element_check.cpp"
 
 @pytest.fixture(scope="module")
 def checker_c17(tmp_path_factory) -> Path:
-    return compile_checker(CHECKER, "c++17", tmp_path_factory.mktemp("relu_element") / "check")
+    return compile_checker(CHECKER, "c++17", tmp_path_factory.mktemp("relu_forward") / "check")
 
 
 @pytest.mark.parametrize("build", BUILDS)

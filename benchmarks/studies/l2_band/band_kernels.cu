@@ -97,10 +97,10 @@ __global__ void product_kernel(relu_kernel::Pass<typename Fmt::Storage, 1> pass,
   if (blockIdx.x != 0) return;
   const int64_t t = threadIdx.x;
   if (t < split.head) {
-    pass.out[t] = relu_kernel::relu_element<Fmt>(pass.in[0][t]);
+    pass.out[t] = relu_kernel::relu_forward<Fmt>(pass.in[0][t]);
   } else if (t - split.head < split.tail) {
     const int64_t i = split.tail_start + (t - split.head);
-    pass.out[i] = relu_kernel::relu_element<Fmt>(pass.in[0][i]);
+    pass.out[i] = relu_kernel::relu_forward<Fmt>(pass.in[0][i]);
   }
 }
 
