@@ -1,9 +1,8 @@
-// CPU backend. Each element goes through relu_forward (relu-common/relu_element.h), in a
-// loop with no branch that the compiler vectorizes three times: for AVX-512, for AVX2 and
-// for the baseline ISA (SSE2 on x86-64, NEON on aarch64). The variant is picked once, at
-// load, from CPUID; RELU_CPU_ISA=avx512|avx2|portable caps it (tests run every variant).
-// float16, bfloat16 and float8 stay 16- and 8-bit in registers (bit operations on their
-// patterns): nothing is converted to float.
+// CPU backend. Each element goes through relu-common's element functions in a loop with no
+// branch that the compiler vectorizes three times: for AVX-512, for AVX2 and for the baseline
+// ISA (SSE2 on x86-64, NEON on aarch64). The variant is picked once, at load, from CPUID;
+// RELU_CPU_ISA=avx512|avx2|portable caps it (tests run every variant). float16, bfloat16 and
+// float8 stay 16- and 8-bit in registers (bit operations on their patterns).
 #include <torch/csrc/stable/ops.h>  // torch::stable::parallel_for
 
 #include <algorithm>
@@ -13,193 +12,149 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "relu-common/activations.h"
 #include "relu-common/backend_entry_points.h"
 #include "relu-common/relu_dtypes.h"
 #include "relu-common/relu_element.h"
+#include "relu-cpu/tuning.h"
 
 namespace {
 
 using namespace relu_kernel;
-
-// A pass below kSplitBytes of input runs on the calling thread, where waking torch's intra-op
-// pool costs more than it saves; a larger one is split into tasks of at least kTaskBytes.
-// Split at 256 KiB: float32 took 15.7 us on one thread, 12.7 as two tasks (Zen 3, AVX2, 2 threads).
-constexpr int64_t kSplitBytes = 256 * 1024;
-// Tasks of 64 KiB: int8 at 512 KiB 9.2 against 10.9 us with 128 KiB tasks (Xeon, AVX-512, 16 threads).
-constexpr int64_t kTaskBytes = 64 * 1024;
-
-// Vectors per loop trip: 2 ran float32 at 1-4 MiB 1.3-1.4x faster than 1 with both threads
-// busy (Zen 3, AVX2); 4 gained nothing over 2.
-constexpr int kVectorsPerLoopTrip = 2;
-
-// out[i] = relu(in[i * kStep]) for i < n. kStep 1: the dense loop. 2-4: a row that reads
-// every kStep-th element into a contiguous out (x[:, ::2], x[..., 1::3]); with the step a
-// compile-time constant the compiler loads whole vectors and de-interleaves them with
-// shuffles, where a variable step leaves it one element at a time (forward_strided_row).
-template <Activation kActivation, typename Fmt, int kStep = 1>
-__attribute__((always_inline)) inline void forward_span(const typename Fmt::Storage* in,
-                                                        typename Fmt::Storage* out,
-                                                        int64_t n) {
-  // in == out (in place, kStep 1) is allowed: element i is read before it is written, and no
-  // element depends on another, which is exactly what ivdep promises.
-#pragma GCC ivdep
-#pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) out[i] = activation_forward<kActivation, Fmt>(in[i * kStep]);
-}
-
-template <Activation kActivation, typename Fmt>
-__attribute__((always_inline)) inline void backward_span(const typename Fmt::Storage* grad,
-                                                         const typename Fmt::Storage* saved,
-                                                         typename Fmt::Storage* grad_in,
-                                                         int64_t n) {
-#pragma GCC ivdep
-#pragma GCC unroll kVectorsPerLoopTrip
-  for (int64_t i = 0; i < n; ++i) {
-    grad_in[i] = activation_backward<kActivation, Fmt>(grad[i], saved[i]);
-  }
-}
-
-// One element with no branch, for the rows the compiler cannot vectorize. GCC compiles the
-// scalar compare-and-select of float and double to a conditional jump, mispredicted on half
-// of random data: float32 x[:, ::2] ran at 0.2x torch.relu on the dev CPU (Zen 3). As an
-// unsigned bit pattern every dtype goes through lanes::relu_forward (one lane per word) and the
-// gradient through a mask.
-template <typename Fmt>
-using ElementBits = UnsignedOfSize<int(sizeof(typename Fmt::Storage))>;
+using namespace relu_kernel::cpu_tuning;
 
 template <typename Fmt>
-inline ElementBits<Fmt> bits_of(typename Fmt::Storage x) {
-  ElementBits<Fmt> bits;
+using StorageBits = UnsignedOfSize<int(sizeof(typename Fmt::Storage))>;
+
+template <typename Fmt>
+inline StorageBits<Fmt> bits_of(typename Fmt::Storage x) {
+  StorageBits<Fmt> bits;
   std::memcpy(&bits, &x, sizeof(bits));
   return bits;
 }
 
 template <typename Fmt>
-inline typename Fmt::Storage element_of(ElementBits<Fmt> bits) {
+inline typename Fmt::Storage storage_of(StorageBits<Fmt> bits) {
   typename Fmt::Storage x;
   std::memcpy(&x, &bits, sizeof(x));
   return x;
 }
 
-// A row whose operands are not all contiguous and that no forward_span step covers (a
-// strided out=, x[:, ::5]): one element at a time, as TensorIterator's basic loop does for
-// such rows. Never inlined into the ISA walks below: compiled for AVX2 the variable-stride
-// int8 loop ran 1.5x slower than this one (Zen 3).
-template <Activation kActivation, typename Fmt>
-__attribute__((noinline)) void forward_strided_row(const typename Fmt::Storage* in,
-                                                   int64_t in_stride, typename Fmt::Storage* out,
-                                                   int64_t out_stride, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (kActivation == Activation::kRelu) {
-      out[i * out_stride] = element_of<Fmt>(lanes::relu_forward<Fmt>(bits_of<Fmt>(in[i * in_stride])));
+// The element functions as functors. kScalar: for loops the compiler leaves one element at a
+// time, where GCC turns a float compare-and-select into a jump mispredicted on random signs;
+// there relu runs on the bit pattern (lanes::relu_forward, one lane per word) and its gradient as a mask.
+template <Activation kActivation, typename Fmt, bool kScalar = false>
+struct ForwardOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr bool kActivationOp = true;
+  __attribute__((always_inline)) Storage operator()(Storage x) const {
+    if constexpr (kScalar && kActivation == Activation::kRelu) {
+      return storage_of<Fmt>(lanes::relu_forward<Fmt>(bits_of<Fmt>(x)));
     } else {
-      out[i * out_stride] = activation_forward<kActivation, Fmt>(in[i * in_stride]);
+      return activation_forward<kActivation, Fmt>(x);
     }
+  }
+};
+
+template <Activation kActivation, typename Fmt, bool kScalar = false>
+struct BackwardOp {
+  using Storage = typename Fmt::Storage;
+  static constexpr bool kActivationOp = true;
+  __attribute__((always_inline)) Storage operator()(Storage grad, Storage saved) const {
+    if constexpr (kScalar && kActivation == Activation::kRelu) {
+      using Bits = StorageBits<Fmt>;
+      const Bits keep = Bits(Bits(0) - Bits(lanes::relu_forward<Fmt>(bits_of<Fmt>(saved)) != 0));
+      return storage_of<Fmt>(Bits(bits_of<Fmt>(grad) & keep));
+    } else {
+      return activation_backward<kActivation, Fmt>(grad, saved);
+    }
+  }
+};
+
+// out[i] = op(in[i * kStep]...) for i < n. kStep 2-4 reads every kStep-th element into a
+// contiguous out (x[:, ::2]): as a compile-time constant, the compiler loads whole vectors and
+// de-interleaves them with shuffles. in == out (kStep 1) is allowed: element i is read before it
+// is written and no element depends on another, which is what ivdep promises.
+// The activations' loops take the measured forms (kActivationOp): dense loops unrolled
+// (tuning.h), strided rows out of line, in the baseline ISA, where their variable-stride loop
+// runs faster than compiled for AVX2. The gated ops' loops take neither.
+template <typename Op, typename = void>
+constexpr bool kActivationOp = false;
+template <typename Op>
+constexpr bool kActivationOp<Op, std::void_t<decltype(Op::kActivationOp)>> = Op::kActivationOp;
+
+template <int kStep, typename Op, typename Storage, typename... In>
+__attribute__((always_inline)) inline void dense_loop(const Op& op, Storage* out, int64_t n,
+                                                      const In*... in) {
+  if constexpr (kActivationOp<Op>) {
+#pragma GCC ivdep
+#pragma GCC unroll kVectorsPerLoopTrip
+    for (int64_t i = 0; i < n; ++i) out[i] = op(in[i * kStep]...);
+  } else {
+#pragma GCC ivdep
+    for (int64_t i = 0; i < n; ++i) out[i] = op(in[i * kStep]...);
   }
 }
 
-template <Activation kActivation, typename Fmt>
-__attribute__((noinline)) void backward_strided_row(
-    const typename Fmt::Storage* grad, int64_t grad_stride, const typename Fmt::Storage* saved,
-    int64_t saved_stride, typename Fmt::Storage* grad_in, int64_t grad_in_stride, int64_t n) {
-  using Bits = ElementBits<Fmt>;
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (kActivation == Activation::kRelu) {
-      const Bits result_bits = lanes::relu_forward<Fmt>(bits_of<Fmt>(saved[i * saved_stride]));
-      const Bits keep = Bits(Bits(0) - Bits(result_bits != 0));  // all ones where result > 0
-      grad_in[i * grad_in_stride] =
-          element_of<Fmt>(Bits(bits_of<Fmt>(grad[i * grad_stride]) & keep));
-    } else {
-      grad_in[i * grad_in_stride] =
-          activation_backward<kActivation, Fmt>(grad[i * grad_stride], saved[i * saved_stride]);
-    }
-  }
+// out[i * out_stride] = op(in_k[i * strides_k]...): rows no dense_loop covers (a strided out=,
+// x[:, ::5]), one element at a time.
+template <typename Op, typename Storage, int kInputs, size_t... k>
+__attribute__((always_inline)) inline void strided_loop(const Op& op, Storage* out,
+                                                        int64_t out_stride,
+                                                        const Storage* const (&inputs)[kInputs],
+                                                        const int64_t (&strides)[kInputs],
+                                                        int64_t n, std::index_sequence<k...>) {
+  const Storage* in[] = {inputs[k]...};  // local copies: a byte store could alias the arrays
+  const int64_t stride[] = {strides[k]...};
+  for (int64_t i = 0; i < n; ++i) out[i * out_stride] = op(in[k][i * stride[k]]...);
 }
 
-// ---- Rows of a StridedLayout, as the walk below calls them: row(offsets, n) runs n elements
-// from each operand's element offset in `offsets` (operand 0 is the output).
+template <typename... Args>
+__attribute__((noinline)) void strided_loop_out_of_line(const Args&... args) {
+  strided_loop(args...);
+}
 
-// Forward rows with out contiguous and x read every kStep-th element (1: contiguous).
-template <Activation kActivation, typename Fmt, int kStep>
-struct ForwardSpanRow {
-  using Storage = typename Fmt::Storage;
-  const Storage* in;
-  Storage* out;
-  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[2], int64_t n) const {
-    forward_span<kActivation, Fmt, kStep>(in + offsets[1], out + offsets[0], n);
-  }
-};
-
-template <Activation kActivation, typename Fmt>
-struct ForwardStridedRow {
-  using Storage = typename Fmt::Storage;
-  const Storage* in;
-  Storage* out;
-  int64_t in_stride, out_stride;
-  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[2], int64_t n) const {
-    forward_strided_row<kActivation, Fmt>(in + offsets[1], in_stride, out + offsets[0],
-                                          out_stride, n);
-  }
-};
-
-template <Activation kActivation, typename Fmt>
-struct BackwardSpanRow {
-  using Storage = typename Fmt::Storage;
-  const Storage* grad;
-  const Storage* saved;
-  Storage* grad_in;
-  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[3], int64_t n) const {
-    backward_span<kActivation, Fmt>(grad + offsets[1], saved + offsets[2], grad_in + offsets[0],
-                                    n);
-  }
-};
-
-template <Activation kActivation, typename Fmt>
-struct BackwardStridedRow {
-  using Storage = typename Fmt::Storage;
-  const Storage* grad;
-  const Storage* saved;
-  Storage* grad_in;
-  int64_t grad_stride, saved_stride, grad_in_stride;
-  __attribute__((always_inline)) void operator()(const int64_t (&offsets)[3], int64_t n) const {
-    backward_strided_row<kActivation, Fmt>(grad + offsets[1], grad_stride, saved + offsets[2],
-                                           saved_stride, grad_in + offsets[0], grad_in_stride, n);
-  }
-};
-
-// A row of any elementwise map out = fn(in...) over kInputs inputs; kUnitStride: every operand
-// has stride 1 along the row, the loop the compiler vectorizes (the gated passes).
-template <int kInputs, bool kUnitStride, typename Storage, typename Fn>
-struct MapRow {
+// A row of a StridedLayout walk: row(offsets, n) computes out = op(in...) over n elements from
+// each operand's offset (operand 0 is out). kStep >= 1: out contiguous and every input read
+// every kStep-th element (dense_loop); kStep 0: the strides along the row, `strides`.
+template <int kStep, typename Storage, int kInputs, typename Op>
+struct Row {
+  static constexpr int kOperands = kInputs + 1;
   const Storage* in[kInputs];
   Storage* out;
-  int64_t strides[kInputs + 1];  // along the row: out's, then the inputs'
-  Fn fn;
+  int64_t strides[kOperands];  // along the row: out's, then the inputs'
+  Op op;
 
-  template <size_t kOperands>
   __attribute__((always_inline)) void operator()(const int64_t (&offsets)[kOperands],
                                                  int64_t n) const {
-    static_assert(kOperands == kInputs + 1, "a walk of out and the inputs");
-    Storage* o = out + offsets[0];
-    const Storage* p0 = in[0] + offsets[1];
-    const Storage* p1 = in[1] + offsets[2];
-    if constexpr (kInputs == 2 && kUnitStride) {
-#pragma GCC ivdep
-      for (int64_t i = 0; i < n; ++i) o[i] = fn(p0[i], p1[i]);
-    } else if constexpr (kInputs == 2) {
-      for (int64_t i = 0; i < n; ++i) o[i * strides[0]] = fn(p0[i * strides[1]], p1[i * strides[2]]);
-    } else if constexpr (kUnitStride) {
-      const Storage* p2 = in[2] + offsets[3];
-#pragma GCC ivdep
-      for (int64_t i = 0; i < n; ++i) o[i] = fn(p0[i], p1[i], p2[i]);
+    run(offsets, n, std::make_index_sequence<kInputs>{});
+  }
+
+  template <size_t... k>
+  __attribute__((always_inline)) void run(const int64_t (&offsets)[kOperands], int64_t n,
+                                          std::index_sequence<k...> inputs) const {
+    if constexpr (kStep > 0) {
+      dense_loop<kStep>(op, out + offsets[0], n, (in[k] + offsets[k + 1])...);
     } else {
-      const Storage* p2 = in[2] + offsets[3];
-      for (int64_t i = 0; i < n; ++i) {
-        o[i * strides[0]] = fn(p0[i * strides[1]], p1[i * strides[2]], p2[i * strides[3]]);
+      const Storage* const starts[kInputs] = {(in[k] + offsets[k + 1])...};
+      const int64_t in_strides[kInputs] = {strides[k + 1]...};
+      if constexpr (kActivationOp<Op>) {
+        strided_loop_out_of_line(op, out + offsets[0], strides[0], starts, in_strides, n, inputs);
+      } else {
+        strided_loop(op, out + offsets[0], strides[0], starts, in_strides, n, inputs);
       }
     }
+  }
+};
+
+// A dense pass of Op over inputs of types In..., in the form the ISA variants compile.
+template <typename Op, typename... In>
+struct DensePass {
+  using Storage = typename Op::Storage;
+  __attribute__((always_inline)) static void run(const In*... in, Storage* out, int64_t n) {
+    dense_loop<1>(Op{}, out, n, in...);
   }
 };
 
@@ -207,135 +162,93 @@ struct MapRow {
 // dimensions give (dimension 0 innermost). It finds begin's multi-index by division once,
 // then runs whole rows along dimension 1 in a loop of their own, and carries into the outer
 // dimensions like an odometer only where dimension 1 wraps; rows cut by begin or end go one
-// by one. Compiled once per ISA with the row inlined, as TensorIterator's 2-D loops are:
-// with a call per row and the layout read through its reference on every row, int8 rows of
-// 96 bytes spent more time in the walk than in the rows and ran at 0.80x clamp_min(out=)
-// (Zen 3 and Xeon).
-template <int kOperands, typename Row>
-__attribute__((always_inline)) inline void walk_rows(const StridedLayout& layout, int64_t begin,
-                                                     int64_t end, const Row& row) {
-  constexpr int kMaxDims = StridedLayout::kMaxDims;
-  // At least two dimensions: a 1-D layout gets an outer one of size 1.
-  const int32_t dims = std::max<int32_t>(layout.dims, 2);
-  int64_t sizes[kMaxDims];
-  int64_t strides[kOperands][kMaxDims];
-  for (int32_t d = 0; d < dims; ++d) {
-    sizes[d] = d < layout.dims ? layout.sizes[d] : 1;
-    for (int k = 0; k < kOperands; ++k) strides[k][d] = d < layout.dims ? layout.strides[k][d] : 0;
+// by one. Compiled once per ISA with the row inlined, as TensorIterator's 2-D loops are: a call
+// per row, with the layout reread on every row, costs more than short rows take.
+template <int kOperands, typename RowFn>
+struct WalkRows {
+  __attribute__((always_inline)) static void run(const StridedLayout& layout, int64_t begin,
+                                                 int64_t end, const RowFn& row) {
+    constexpr int kMaxDims = StridedLayout::kMaxDims;
+    // At least two dimensions: a 1-D layout gets an outer one of size 1.
+    const int32_t dims = std::max<int32_t>(layout.dims, 2);
+    int64_t sizes[kMaxDims];
+    int64_t strides[kOperands][kMaxDims];
+    for (int32_t d = 0; d < dims; ++d) {
+      sizes[d] = d < layout.dims ? layout.sizes[d] : 1;
+      for (int k = 0; k < kOperands; ++k) strides[k][d] = d < layout.dims ? layout.strides[k][d] : 0;
+    }
+    int64_t index[kMaxDims];
+    int64_t offsets[kOperands] = {};
+    int64_t rest = begin;
+    for (int32_t d = 0; d < dims; ++d) {
+      index[d] = rest % sizes[d];
+      rest /= sizes[d];
+      for (int k = 0; k < kOperands; ++k) offsets[k] += index[d] * strides[k][d];
+    }
+    // Steps dimension `first` by one, carrying into the ones above it.
+    const auto step_from = [&](int32_t first) {
+      for (int32_t d = first; d < dims; ++d) {
+        for (int k = 0; k < kOperands; ++k) offsets[k] += strides[k][d];
+        if (++index[d] < sizes[d]) return;
+        index[d] = 0;
+        for (int k = 0; k < kOperands; ++k) offsets[k] -= sizes[d] * strides[k][d];
+      }
+    };
+    const int64_t row_size = sizes[0];
+    for (int64_t position = begin; position < end;) {
+      if (index[0] != 0 || end - position < row_size) {
+        // A row cut by the task's start or end.
+        const int64_t n = std::min(row_size - index[0], end - position);
+        row(offsets, n);
+        position += n;
+        if (position == end) break;
+        for (int k = 0; k < kOperands; ++k) offsets[k] -= index[0] * strides[k][0];
+        index[0] = 0;
+        step_from(1);
+        continue;
+      }
+      const int64_t rows = std::min(sizes[1] - index[1], (end - position) / row_size);
+      for (int64_t r = 0; r < rows; ++r) {
+        row(offsets, row_size);
+        for (int k = 0; k < kOperands; ++k) offsets[k] += strides[k][1];
+      }
+      position += rows * row_size;
+      index[1] += rows;
+      if (index[1] == sizes[1]) {
+        index[1] = 0;
+        for (int k = 0; k < kOperands; ++k) offsets[k] -= sizes[1] * strides[k][1];
+        step_from(2);
+      }
+    }
   }
-  int64_t index[kMaxDims];
-  int64_t offsets[kOperands] = {};
-  int64_t rest = begin;
-  for (int32_t d = 0; d < dims; ++d) {
-    index[d] = rest % sizes[d];
-    rest /= sizes[d];
-    for (int k = 0; k < kOperands; ++k) offsets[k] += index[d] * strides[k][d];
-  }
-  // Steps dimension `first` by one, carrying into the ones above it.
-  const auto step_from = [&](int32_t first) {
-    for (int32_t d = first; d < dims; ++d) {
-      for (int k = 0; k < kOperands; ++k) offsets[k] += strides[k][d];
-      if (++index[d] < sizes[d]) return;
-      index[d] = 0;
-      for (int k = 0; k < kOperands; ++k) offsets[k] -= sizes[d] * strides[k][d];
-    }
-  };
-  const int64_t row_size = sizes[0];
-  for (int64_t position = begin; position < end;) {
-    if (index[0] != 0 || end - position < row_size) {
-      // A row cut by the task's start or end.
-      const int64_t n = std::min(row_size - index[0], end - position);
-      row(offsets, n);
-      position += n;
-      if (position == end) break;
-      for (int k = 0; k < kOperands; ++k) offsets[k] -= index[0] * strides[k][0];
-      index[0] = 0;
-      step_from(1);
-      continue;
-    }
-    const int64_t rows = std::min(sizes[1] - index[1], (end - position) / row_size);
-    for (int64_t r = 0; r < rows; ++r) {
-      row(offsets, row_size);
-      for (int k = 0; k < kOperands; ++k) offsets[k] += strides[k][1];
-    }
-    position += rows * row_size;
-    index[1] += rows;
-    if (index[1] == sizes[1]) {
-      index[1] = 0;
-      for (int k = 0; k < kOperands; ++k) offsets[k] -= sizes[1] * strides[k][1];
-      step_from(2);
-    }
-  }
-}
+};
 
 // ---- The loops, compiled once per ISA.
 enum class Isa { kPortable, kAvx2, kAvx512 };
 
 #if defined(__x86_64__) && defined(__clang__)
-// clang, and icpx (the XPU build's compiler, built on clang), take no tuning option in a
-// target attribute and drop the whole attribute over one: the AVX-512 loop would build as
-// SSE2. There the ISA alone; the vector width is clang's choice.
+// clang, and icpx (the XPU build's compiler), drop a whole target attribute over a tuning
+// option they do not take, which would build the AVX-512 loop as SSE2: the ISA alone there.
 #define RELU_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define RELU_TARGET_AVX2 __attribute__((target("avx2")))
 #elif defined(__x86_64__)
-// AVX-512 instructions (masks, VL forms) on 256-bit vectors: the 512-bit loop ran slower from
-// cache than the 256-bit one (Zen 4); GCC's own tuning for Intel AVX-512 parts prefers 256 too.
 #define RELU_TARGET_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=256")))
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq," RELU_AVX512_VECTOR_WIDTH)))
 #define RELU_TARGET_AVX2 __attribute__((target("avx2")))
 #else
 #define RELU_TARGET_AVX512
 #define RELU_TARGET_AVX2
 #endif
 
-// Each loop once per ISA: the same inlined body, vectorized for another target.
-template <Activation kActivation, typename Fmt>
-RELU_TARGET_AVX512 void forward_avx512(const typename Fmt::Storage* in,
-                                       typename Fmt::Storage* out, int64_t n) {
-  forward_span<kActivation, Fmt>(in, out, n);
-}
-template <Activation kActivation, typename Fmt>
-RELU_TARGET_AVX2 void forward_avx2(const typename Fmt::Storage* in, typename Fmt::Storage* out,
-                                   int64_t n) {
-  forward_span<kActivation, Fmt>(in, out, n);
-}
-template <Activation kActivation, typename Fmt>
-void forward_portable(const typename Fmt::Storage* in, typename Fmt::Storage* out, int64_t n) {
-  forward_span<kActivation, Fmt>(in, out, n);
-}
-
-template <Activation kActivation, typename Fmt>
-RELU_TARGET_AVX512 void backward_avx512(const typename Fmt::Storage* grad,
-                                        const typename Fmt::Storage* saved,
-                                        typename Fmt::Storage* grad_in, int64_t n) {
-  backward_span<kActivation, Fmt>(grad, saved, grad_in, n);
-}
-template <Activation kActivation, typename Fmt>
-RELU_TARGET_AVX2 void backward_avx2(const typename Fmt::Storage* grad,
-                                    const typename Fmt::Storage* saved,
-                                    typename Fmt::Storage* grad_in, int64_t n) {
-  backward_span<kActivation, Fmt>(grad, saved, grad_in, n);
-}
-template <Activation kActivation, typename Fmt>
-void backward_portable(const typename Fmt::Storage* grad, const typename Fmt::Storage* saved,
-                       typename Fmt::Storage* grad_in, int64_t n) {
-  backward_span<kActivation, Fmt>(grad, saved, grad_in, n);
-}
-
-template <int kOperands, typename Row>
-RELU_TARGET_AVX512 void walk_avx512(const StridedLayout& layout, int64_t begin, int64_t end,
-                                    const Row& row) {
-  walk_rows<kOperands>(layout, begin, end, row);
-}
-template <int kOperands, typename Row>
-RELU_TARGET_AVX2 void walk_avx2(const StridedLayout& layout, int64_t begin, int64_t end,
-                                const Row& row) {
-  walk_rows<kOperands>(layout, begin, end, row);
-}
-template <int kOperands, typename Row>
-void walk_portable(const StridedLayout& layout, int64_t begin, int64_t end, const Row& row) {
-  walk_rows<kOperands>(layout, begin, end, row);
-}
+// Loop::run compiled once per ISA: the same inlined body, vectorized for each target.
+template <typename Loop, typename Signature = decltype(Loop::run)>
+struct Compiled;
+template <typename Loop, typename... Args>
+struct Compiled<Loop, void(Args...)> {
+  RELU_TARGET_AVX512 static void avx512(Args... args) { Loop::run(args...); }
+  RELU_TARGET_AVX2 static void avx2(Args... args) { Loop::run(args...); }
+  static void portable(Args... args) { Loop::run(args...); }
+};
 
 Isa best_supported_isa() {
 #if defined(__x86_64__)
@@ -379,34 +292,32 @@ const char* isa_name(Isa isa) {
   }
 }
 
-// Of a loop's three compilations, the one for the ISA this process runs.
-template <typename Fn>
-Fn* for_isa(Fn* portable, Fn* avx2, Fn* avx512) {
-  if (kIsa == Isa::kAvx512) return avx512;
-  if (kIsa == Isa::kAvx2) return avx2;
-  return portable;
+// Of Loop's three compilations, the one for the ISA this process runs.
+template <typename Loop>
+auto* for_isa() {
+  using Variants = Compiled<Loop>;
+  if (kIsa == Isa::kAvx512) return &Variants::avx512;
+  if (kIsa == Isa::kAvx2) return &Variants::avx2;
+  return &Variants::portable;
 }
 
-// Runs span(begin, end) over [0, n): on this thread below kSplitBytes of input, else over
-// torch's intra-op pool in tasks of at least kTaskBytes. torch::stable::parallel_for calls
-// at::parallel_for inside libtorch, compiled with torch's OpenMP: this file needs no
-// -fopenmp (at::parallel_for compiled here without it silently ran serially).
-template <typename Span>
-void run_split(int64_t n, int64_t element_bytes, const Span& span) {
-  if (n < kSplitBytes / element_bytes) {
-    span(0, n);  // the common small call: no shim call at all
+// Runs task(begin, end) over [0, n): on this thread below kSplitBytes of input, else over
+// torch's intra-op pool in tasks of at least kTaskBytes. torch::stable::parallel_for runs
+// at::parallel_for inside libtorch, with torch's OpenMP: this file needs no -fopenmp.
+template <typename Task>
+void run_split(int64_t n, int64_t storage_bytes, const Task& task) {
+  if (n < kSplitBytes / storage_bytes) {
+    task(0, n);  // the common small call: no shim call at all
     return;
   }
-  torch::stable::parallel_for(0, n, std::max<int64_t>(1, kTaskBytes / element_bytes), span);
+  torch::stable::parallel_for(0, n, std::max<int64_t>(1, kTaskBytes / storage_bytes), task);
 }
 
-// Runs row over every element of `layout` (walk_rows), split like run_split into tasks of
-// kTaskBytes or more.
-template <int kOperands, typename Row>
-void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& row) {
-  auto* walk = for_isa(&walk_portable<kOperands, Row>, &walk_avx2<kOperands, Row>,
-                       &walk_avx512<kOperands, Row>);
-  run_split(layout.numel(), element_bytes,
+// Runs row over every element of `layout` (WalkRows), split like run_split.
+template <int kOperands, typename RowFn>
+void walk_layout(const StridedLayout& layout, int64_t storage_bytes, const RowFn& row) {
+  auto* walk = for_isa<WalkRows<kOperands, RowFn>>();
+  run_split(layout.numel(), storage_bytes,
             [&](int64_t begin, int64_t end) { walk(layout, begin, end, row); });
 }
 
@@ -414,76 +325,29 @@ void walk_layout(const StridedLayout& layout, int64_t element_bytes, const Row& 
 
 std::string relu_cpu_isa() { return isa_name(kIsa); }
 
-template <>
-void Backend<Device::kCpu>::forward(Activation activation, ScalarType dtype, const void* x,
-                                    void* out, Walk walk, int32_t) {
-  visit_forward(activation, dtype, [&](auto act, auto fmt) {
-    constexpr Activation kActivation = decltype(act)::value;
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto* src = static_cast<const Storage*>(x);
-    auto* dst = static_cast<Storage*>(out);
-    if (walk.layout == nullptr) {
-      const auto span = for_isa(&forward_portable<kActivation, Fmt>,
-                                &forward_avx2<kActivation, Fmt>, &forward_avx512<kActivation, Fmt>);
-      run_split(walk.n, sizeof(Storage),
-                [&](int64_t begin, int64_t end) { span(src + begin, dst + begin, end - begin); });
-      return;
-    }
-    const StridedLayout& layout = *walk.layout;
-    const int64_t out_stride = layout.strides[0][0], in_stride = layout.strides[1][0];
-    // Every row of a layout has the same strides: the row loop is chosen once.
-    if (out_stride == 1 && in_stride >= 1 && in_stride <= 4) {
-      const auto walk_stepped = [&](auto step) {
-        walk_layout<2>(layout, sizeof(Storage),
-                       ForwardSpanRow<kActivation, Fmt, decltype(step)::value>{src, dst});
-      };
-      switch (in_stride) {
-        case 1: return walk_stepped(std::integral_constant<int, 1>{});
-        case 2: return walk_stepped(std::integral_constant<int, 2>{});
-        case 3: return walk_stepped(std::integral_constant<int, 3>{});
-        default: return walk_stepped(std::integral_constant<int, 4>{});
-      }
-    }
-    walk_layout<2>(layout, sizeof(Storage),
-                   ForwardStridedRow<kActivation, Fmt>{src, dst, in_stride, out_stride});
-  });
-}
-
-template <>
-void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
-                                     const void* grad_out, const void* saved, void* grad_in,
-                                     Walk walk, int32_t) {
-  visit_backward(activation, dtype, [&](auto act, auto fmt) {
-    constexpr Activation kActivation = decltype(act)::value;
-    using Fmt = decltype(fmt);
-    using Storage = typename Fmt::Storage;
-    const auto* grad = static_cast<const Storage*>(grad_out);
-    const auto* kept = static_cast<const Storage*>(saved);
-    auto* dst = static_cast<Storage*>(grad_in);
-    if (walk.layout == nullptr) {
-      const auto span = for_isa(&backward_portable<kActivation, Fmt>,
-                                &backward_avx2<kActivation, Fmt>,
-                                &backward_avx512<kActivation, Fmt>);
-      run_split(walk.n, sizeof(Storage), [&](int64_t begin, int64_t end) {
-        span(grad + begin, kept + begin, dst + begin, end - begin);
-      });
-      return;
-    }
-    const StridedLayout& layout = *walk.layout;
-    const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
-                  saved_stride = layout.strides[2][0];
-    if (dst_stride == 1 && grad_stride == 1 && saved_stride == 1) {
-      walk_layout<3>(layout, sizeof(Storage), BackwardSpanRow<kActivation, Fmt>{grad, kept, dst});
-    } else {
-      walk_layout<3>(layout, sizeof(Storage),
-                     BackwardStridedRow<kActivation, Fmt>{grad, kept, dst, grad_stride,
-                                                          saved_stride, dst_stride});
-    }
-  });
-}
-
 namespace {
+
+template <Activation kActivation, typename Fmt>
+void forward_strided(const typename Fmt::Storage* src, typename Fmt::Storage* dst,
+                     const StridedLayout& layout) {
+  using Storage = typename Fmt::Storage;
+  const int64_t out_stride = layout.strides[0][0], in_stride = layout.strides[1][0];
+  // Every row of a layout has the same strides: the row loop is chosen once.
+  if (out_stride == 1 && in_stride >= 1 && in_stride <= 4) {
+    const auto walk_stepped = [&](auto step) {
+      walk_layout<2>(layout, sizeof(Storage),
+                     Row<decltype(step)::value, Storage, 1, ForwardOp<kActivation, Fmt>>{{src}, dst});
+    };
+    switch (in_stride) {
+      case 1: return walk_stepped(std::integral_constant<int, 1>{});
+      case 2: return walk_stepped(std::integral_constant<int, 2>{});
+      case 3: return walk_stepped(std::integral_constant<int, 3>{});
+      default: return walk_stepped(std::integral_constant<int, 4>{});
+    }
+  }
+  walk_layout<2>(layout, sizeof(Storage), Row<0, Storage, 1, ForwardOp<kActivation, Fmt, true>>{
+                                              {src}, dst, {out_stride, in_stride}});
+}
 
 // out = fn(in...) over the first kInputs + 1 operands of `layout` (operand 0: out).
 template <int kInputs, typename Storage, typename Fn>
@@ -502,29 +366,75 @@ void run_map(const StridedLayout& layout, const void* const (&in)[kInputs], void
     walk_layout<kInputs + 1>(layout, sizeof(Storage), row);
   };
   if (unit) {
-    walk(MapRow<kInputs, true, Storage, Fn>{{}, nullptr, {}, fn});
+    walk(Row<1, Storage, kInputs, Fn>{{}, nullptr, {}, fn});
   } else {
-    walk(MapRow<kInputs, false, Storage, Fn>{{}, nullptr, {}, fn});
+    walk(Row<0, Storage, kInputs, Fn>{{}, nullptr, {}, fn});
   }
 }
 
 }  // namespace
 
 template <>
+void Backend<Device::kCpu>::forward(Activation activation, ScalarType dtype, const void* x,
+                                    void* out, Walk walk, int32_t) {
+  visit_forward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
+    using Fmt = decltype(fmt);
+    using Storage = typename Fmt::Storage;
+    const auto* src = static_cast<const Storage*>(x);
+    auto* dst = static_cast<Storage*>(out);
+    if (walk.layout != nullptr) return forward_strided<kActivation, Fmt>(src, dst, *walk.layout);
+    const auto dense = for_isa<DensePass<ForwardOp<kActivation, Fmt>, Storage>>();
+    run_split(walk.n, sizeof(Storage),
+              [&](int64_t begin, int64_t end) { dense(src + begin, dst + begin, end - begin); });
+  });
+}
+
+template <>
+void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
+                                     const void* grad_out, const void* saved, void* grad_in,
+                                     Walk walk, int32_t) {
+  visit_backward(activation, dtype, [&](auto act, auto fmt) {
+    constexpr Activation kActivation = decltype(act)::value;
+    using Fmt = decltype(fmt);
+    using Storage = typename Fmt::Storage;
+    const auto* grad = static_cast<const Storage*>(grad_out);
+    const auto* kept = static_cast<const Storage*>(saved);
+    auto* dst = static_cast<Storage*>(grad_in);
+    if (walk.layout == nullptr) {
+      const auto dense = for_isa<DensePass<BackwardOp<kActivation, Fmt>, Storage, Storage>>();
+      run_split(walk.n, sizeof(Storage), [&](int64_t begin, int64_t end) {
+        dense(grad + begin, kept + begin, dst + begin, end - begin);
+      });
+      return;
+    }
+    const StridedLayout& layout = *walk.layout;
+    const int64_t dst_stride = layout.strides[0][0], grad_stride = layout.strides[1][0],
+                  saved_stride = layout.strides[2][0];
+    if (dst_stride == 1 && grad_stride == 1 && saved_stride == 1) {
+      walk_layout<3>(layout, sizeof(Storage),
+                     Row<1, Storage, 2, BackwardOp<kActivation, Fmt>>{{grad, kept}, dst});
+    } else {
+      walk_layout<3>(layout, sizeof(Storage),
+                     Row<0, Storage, 2, BackwardOp<kActivation, Fmt, true>>{
+                         {grad, kept}, dst, {dst_stride, grad_stride, saved_stride}});
+    }
+  });
+}
+
+template <>
 void Backend<Device::kCpu>::gated_forward(Gate gate, ScalarType dtype, const void* a,
                                           const void* b, void* out, Walk walk, double threshold,
-                                          int32_t device) {
-  if (walk.layout == nullptr) {
-    const StridedLayout row = StridedLayout::dense(walk.n);
-    return gated_forward(gate, dtype, a, b, out, Walk{0, &row}, threshold, device);
-  }
+                                          int32_t) {
+  const StridedLayout dense = walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
+  const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* inputs[] = {a, b};
-    run_map<2, Storage>(*walk.layout, inputs, out, [t](Storage av, Storage bv) {
+    run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
       return relu_kernel::gated_forward<kGate, Fmt>(av, bv, t);
     });
   });
@@ -533,19 +443,14 @@ void Backend<Device::kCpu>::gated_forward(Gate gate, ScalarType dtype, const voi
 template <>
 void Backend<Device::kCpu>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
                                            const void* a, const void* b, void* grad_a,
-                                           void* grad_b, Walk walk, double threshold,
-                                           int32_t device) {
-  if (walk.layout == nullptr) {
-    const StridedLayout row = StridedLayout::dense(walk.n);
-    return gated_backward(gate, dtype, grad_out, a, b, grad_a, grad_b, Walk{0, &row}, threshold,
-                          device);
-  }
+                                           void* grad_b, Walk walk, double threshold, int32_t) {
+  const StridedLayout dense = walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
+  const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
     const auto t = typename OpMath<Fmt>::Type(threshold);
-    const StridedLayout& layout = *walk.layout;
     const void* a_inputs[] = {grad_out, a, b};
     run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
       return gated_grad_a<kGate, Fmt>(g, av, bv, t);

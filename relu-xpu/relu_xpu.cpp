@@ -1,17 +1,10 @@
-// XPU backend (SYCL): relu_flat_xpu, relu_backward_flat_xpu and the gated ops' flat passes
-// (relu-common/backend_entry_points.h), the launch layer only. What each work-item does and
-// the launch shape live in relu_xpu_items.h, which the CPU test suite runs; the element logic
-// (relu_element.h), the head / 16-byte vectors / tail split and the alignment check
-// (vector16.h) are relu-common's, shared with CUDA.
-//
-// Kernels go to the queue of PyTorch's current XPU stream on the tensors' device, in order
-// with the other work on that stream: no queue of our own, no wait on the host, no
-// allocation. No device guard either: a SYCL queue is bound to its device, so a submission
-// does not depend on which device is current (CUDA's launches do).
-//
-// Nothing of torch's C++ API (ATen, c10): torch's header-only dtype enum and one C function
-// of libtorch, the AOTI shim below. Source only: this project has no SYCL compiler, Intel GPU
-// or XPU build of torch; what has and has not been checked is in relu-xpu/README.md.
+// XPU backend (SYCL): the launch layer of the dense passes (backend_entry_points.h). What a
+// work-item does and the launch shape are in relu_xpu_items.h, which the CPU tests run; element
+// logic and the head / vectors / tail split are relu-common's, shared with CUDA.
+// Kernels go to the queue of torch's current XPU stream of the tensors' device: no queue of our
+// own, no host wait, no allocation, no device guard (a SYCL queue is bound to its device).
+// Of torch it uses only the header-only dtype enum and one AOTI C shim function. Source only
+// here: no SYCL compiler or Intel GPU (relu-xpu/README.md says what was checked).
 #include <sycl/sycl.hpp>
 
 #include <cstdint>
@@ -27,27 +20,21 @@
 #include "relu-common/vector16.h"
 #include "relu-xpu/relu_xpu_items.h"
 
-// torch's current XPU stream of a device, as a pointer to its sycl::queue: torch's
-// shim_xpu.cpp sets *ret_stream = &at::xpu::getCurrentXPUStream(device_index).queue(), a
-// queue owned by torch's per-device stream pool, alive as long as the process (AOTInductor's
-// generated code casts the same value to sycl::queue*). Returns 0 (AOTI_TORCH_SUCCESS) or an
-// error code. A C shim function of libtorch, but not one of the stable-ABI set: that is why
-// the XPU variant is built per torch version (build.toml). torch declares it in
-// torch/csrc/inductor/aoti_torch/c/shim_xpu.h only when torch itself is built with USE_XPU
-// (and that header includes ATen/Config.h), so it is declared here.
+// torch's current XPU stream of a device, as its sycl::queue* (a queue torch owns for the
+// process). A libtorch C shim outside the stable-ABI set, hence the per-torch XPU build
+// (build.toml); torch declares it only when built with USE_XPU, so it is declared here.
 extern "C" int32_t aoti_torch_get_current_xpu_stream(int32_t device_index, void** ret_stream);
 
 namespace {
 
 using namespace relu_kernel;
 
-// Kernel functors rather than lambdas: the type names the kernel, one per activation and
-// format (XpuOps).
+// Functors rather than lambdas: the type names the kernel.
 template <typename Ops>
 struct ForwardKernel {
   VectorSplit split;
-  const typename Ops::Element* in;
-  typename Ops::Element* out;
+  const typename Ops::Storage* in;
+  typename Ops::Storage* out;
 
   void operator()(sycl::nd_item<1> item) const {
     forward_item<Ops>(split, in, out, int64_t(item.get_global_linear_id()),
@@ -58,9 +45,9 @@ struct ForwardKernel {
 template <typename Ops>
 struct BackwardKernel {
   VectorSplit split;
-  const typename Ops::Element* grad;
-  const typename Ops::Element* saved;
-  typename Ops::Element* grad_in;
+  const typename Ops::Storage* grad;
+  const typename Ops::Storage* saved;
+  typename Ops::Storage* grad_in;
 
   void operator()(sycl::nd_item<1> item) const {
     backward_item<Ops>(split, grad, saved, grad_in, int64_t(item.get_global_linear_id()),
@@ -87,9 +74,8 @@ sycl::queue& current_queue(int32_t device) {
   return *static_cast<sycl::queue*>(queue);
 }
 
-// relu_squared and the gated ops on float64 compute in double (relu's float64 kernels use
-// none): refused before anything is submitted on a device without fp64, where the kernel would
-// fail at launch.
+// float64 arithmetic (relu_squared, the gated ops) is refused before submitting on a device
+// without fp64, where the kernel would fail at launch.
 template <typename Fmt>
 void require_double_arithmetic(sycl::queue& queue, const char* op_name) {
   if constexpr (std::is_same<Fmt, Float64Format>::value) {
@@ -116,19 +102,17 @@ void launch(sycl::queue& queue, const VectorSplit& split, const Kernel& kernel) 
                      kernel);
 }
 
-// The arrays as the element type the kernel moves (raw bits for the 16-bit floats, and for
-// relu's float64; see XpuOps), each checked to start at a multiple of its element size
-// (relu-common/vector16.h), before anything is submitted.
+// The arrays as the Storage the kernel moves (XpuOps), each checked to be aligned to it.
 template <typename Ops>
-const typename Ops::Element* elements_of(const void* data, const char* name) {
-  require_element_aligned(data, int(sizeof(typename Ops::Element)), name);
-  return static_cast<const typename Ops::Element*>(data);
+const typename Ops::Storage* storage_of(const void* data, const char* name) {
+  require_element_aligned(data, int(sizeof(typename Ops::Storage)), name);
+  return static_cast<const typename Ops::Storage*>(data);
 }
 
 template <typename Ops>
-typename Ops::Element* mutable_elements_of(void* data, const char* name) {
-  require_element_aligned(data, int(sizeof(typename Ops::Element)), name);
-  return static_cast<typename Ops::Element*>(data);
+typename Ops::Storage* mutable_storage_of(void* data, const char* name) {
+  require_element_aligned(data, int(sizeof(typename Ops::Storage)), name);
+  return static_cast<typename Ops::Storage*>(data);
 }
 
 // XPU walks dense operands only (Backend::kWalksLayouts): the binding copies others first.
@@ -146,12 +130,12 @@ void Backend<Device::kXpu>::forward(Activation activation, ScalarType dtype, con
   visit_forward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Ops = XpuOps<kActivation, decltype(fmt)>;
-    const auto* src = elements_of<Ops>(x, "x");
-    auto* dst = mutable_elements_of<Ops>(out, "out");
+    const auto* src = storage_of<Ops>(x, "x");
+    auto* dst = mutable_storage_of<Ops>(out, "out");
     sycl::queue& queue = current_queue(device);
     require_device_arithmetic<kActivation, decltype(fmt)>(queue);
     const void* arrays[] = {src, dst};
-    const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 2);
+    const VectorSplit split = split_dense(n, sizeof(typename Ops::Storage), arrays, 2);
     launch(queue, split, ForwardKernel<Ops>{split, src, dst});
   });
 }
@@ -164,13 +148,13 @@ void Backend<Device::kXpu>::backward(Activation activation, ScalarType dtype,
   visit_backward(activation, dtype, [&](auto act, auto fmt) {
     constexpr Activation kActivation = decltype(act)::value;
     using Ops = XpuOps<kActivation, decltype(fmt)>;
-    const auto* grad = elements_of<Ops>(grad_out, "grad_out");
-    const auto* kept = elements_of<Ops>(saved, saved_name(activation));
-    auto* dst = mutable_elements_of<Ops>(grad_in, "grad_in");
+    const auto* grad = storage_of<Ops>(grad_out, "grad_out");
+    const auto* kept = storage_of<Ops>(saved, saved_name(activation));
+    auto* dst = mutable_storage_of<Ops>(grad_in, "grad_in");
     sycl::queue& queue = current_queue(device);
     require_device_arithmetic<kActivation, decltype(fmt)>(queue);
     const void* arrays[] = {grad, kept, dst};
-    const VectorSplit split = split_flat(n, sizeof(typename Ops::Element), arrays, 3);
+    const VectorSplit split = split_dense(n, sizeof(typename Ops::Storage), arrays, 3);
     launch(queue, split, BackwardKernel<Ops>{split, grad, kept, dst});
   });
 }
@@ -184,8 +168,8 @@ void Backend<Device::kXpu>::gated_forward(Gate gate, ScalarType dtype, const voi
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Op = XpuGatedOp<kGate, Fmt>;
-    const void* inputs[] = {elements_of<Op>(a, "x"), elements_of<Op>(b, "x")};
-    auto* dst = mutable_elements_of<Op>(out, "out");
+    const void* inputs[] = {storage_of<Op>(a, "x"), storage_of<Op>(b, "x")};
+    auto* dst = mutable_storage_of<Op>(out, "out");
     sycl::queue& queue = current_queue(device);
     require_double_arithmetic<Fmt>(queue, gate_name(gate));
     const GatedPass<Op> pass =
@@ -203,13 +187,13 @@ void Backend<Device::kXpu>::gated_backward(Gate gate, ScalarType dtype, const vo
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
-    using GradA = XpuGatedGradAOp<kGate, Fmt>;
-    using GradB = XpuGatedGradBOp<kGate, Fmt>;
-    const void* g = elements_of<GradA>(grad_out, "grad_out");
-    const void* av = elements_of<GradA>(a, "x");
-    const void* bv = elements_of<GradA>(b, "x");
-    auto* da = mutable_elements_of<GradA>(grad_a, "grad_x");
-    auto* db = mutable_elements_of<GradA>(grad_b, "grad_x");
+    using GradA = XpuGatedOp<kGate, Fmt, GatedOutput::kGradA>;
+    using GradB = XpuGatedOp<kGate, Fmt, GatedOutput::kGradB>;
+    const void* g = storage_of<GradA>(grad_out, "grad_out");
+    const void* av = storage_of<GradA>(a, "x");
+    const void* bv = storage_of<GradA>(b, "x");
+    auto* da = mutable_storage_of<GradA>(grad_a, "grad_x");
+    auto* db = mutable_storage_of<GradA>(grad_b, "grad_x");
     sycl::queue& queue = current_queue(device);
     require_double_arithmetic<Fmt>(queue, gate_name(gate));
     const auto t = typename OpMath<Fmt>::Type(threshold);

@@ -79,8 +79,9 @@ def functions(disassembly: str) -> dict[str, list[str]]:
 
 
 # Backward loops exist for the dtypes relu has a gradient for (Format::kHasGradient) only, and
-# relu_squared's loops, both ways, for those dtypes alone. The activation is the loops' first
-# template argument (relu-common/activations.h).
+# relu_squared's loops, both ways, for those dtypes alone. The activation is the op's first
+# template argument (relu-common/activations.h); the portable dense pass is
+# Compiled<DensePass<ForwardOp<activation, Format>, ...>, ...>::portable.
 GRADIENT_DTYPES = {"float32", "float16", "bfloat16", "float64"}
 ACTIVATIONS = {"relu": "(relu_kernel::Activation)0", "relu_squared": "(relu_kernel::Activation)1"}
 LOOPS = [("relu", dtype, direction) for dtype in FORMAT_NAMES for direction in ("forward", "backward")
@@ -91,9 +92,10 @@ LOOPS += [("relu_squared", dtype, direction) for dtype in FORMAT_NAMES if dtype 
 
 @pytest.mark.parametrize(("activation", "dtype", "direction"), LOOPS, ids=[f"{a}-{d}-{w}" for a, d, w in LOOPS])
 def test_portable_loop_uses_neon(disassembly, activation, direction, dtype):
-    prefix = f"{direction}_portable<{ACTIVATIONS[activation]}, relu_kernel::{FORMAT_NAMES[dtype]}"
-    matches = [body for name, body in functions(disassembly).items() if prefix in name]
-    assert len(matches) == 1, f"{activation} {direction}_portable for {dtype}: {len(matches)} functions"
+    op = f"{direction.capitalize()}Op<{ACTIVATIONS[activation]}, relu_kernel::{FORMAT_NAMES[dtype]}"
+    prefix = f"Compiled<(anonymous namespace)::DensePass<(anonymous namespace)::{op}"
+    matches = [body for name, body in functions(disassembly).items() if prefix in name and ">::portable(" in name]
+    assert len(matches) == 1, f"{activation} {direction} portable dense pass for {dtype}: {len(matches)} functions"
     body = matches[0]
     assert any(Q_LOAD.match(i) for i in body), f"no 16-byte load in {activation} {direction} {dtype}"
     assert any(Q_STORE.match(i) for i in body), f"no 16-byte store in {activation} {direction} {dtype}"

@@ -22,7 +22,8 @@ from build_variant import common_defines, language_standard, read_build_toml, st
 
 CLANG = shutil.which("clang++")
 EVEX_ONLY = re.compile(r"%zmm|%k[1-7]\b|%[xy]mm(1[6-9]|2\d|3[01])\b")
-LOOP = re.compile(r"\b(forward|backward|walk)_(avx512|avx2|portable)<")
+# Each loop's three compilations: Compiled<Loop, Signature>::avx512, ::avx2, ::portable.
+LOOP = re.compile(r"\bCompiled<.*>::(avx512|avx2|portable)\(")
 # Unsigned dtypes are copies (relu is the identity): no arithmetic for AVX-512 to add, and
 # clang's copy loop may use plain 16-byte moves.
 COPY_FORMAT = "(relu_kernel::LaneKind)1"
@@ -53,7 +54,7 @@ def disassembly(tmp_path_factory) -> dict[str, str]:
 
 
 def loops(disassembly, isa):
-    found = {name: body for name, body in disassembly.items() if LOOP.search(name).group(2) == isa}
+    found = {name: body for name, body in disassembly.items() if LOOP.search(name).group(1) == isa}
     assert len(found) >= 20, f"{isa}: only {len(found)} loops found"
     return found
 

@@ -25,13 +25,13 @@ RELU_INSTANTIATE_KERNELS(kReluSquared, Float16Format)
 RELU_INSTANTIATE_KERNELS(kReluSquared, BFloat16Format)
 RELU_INSTANTIATE_KERNELS(kReluSquared, Float64Format)
 
-#define RELU_INSTANTIATE_GATED_KERNELS(GATE, FORMAT)                                            \
-  template struct GatedKernel<relu_kernel::XpuGatedOp<relu_kernel::Gate::GATE,                \
-                                                      relu_kernel::FORMAT>>;                  \
-  template struct GatedKernel<relu_kernel::XpuGatedGradAOp<relu_kernel::Gate::GATE,           \
-                                                           relu_kernel::FORMAT>>;             \
-  template struct GatedKernel<relu_kernel::XpuGatedGradBOp<relu_kernel::Gate::GATE,           \
-                                                           relu_kernel::FORMAT>>;
+#define RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, OUTPUT)                                     \
+  template struct GatedKernel<relu_kernel::XpuGatedOp<                                         \
+      relu_kernel::Gate::GATE, relu_kernel::FORMAT, relu_kernel::GatedOutput::OUTPUT>>;
+#define RELU_INSTANTIATE_GATED_KERNELS(GATE, FORMAT)  \
+  RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kOut)   \
+  RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kGradA) \
+  RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kGradB)
 
 RELU_INSTANTIATE_GATED_KERNELS(kReluAndMul, Float32Format)
 RELU_INSTANTIATE_GATED_KERNELS(kReluAndMul, Float16Format)

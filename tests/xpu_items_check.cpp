@@ -124,17 +124,17 @@ uint64_t ref_backward(RefFormat f, uint64_t grad, uint64_t saved) {
 template <Activation kActivation, typename Fmt>
 void check_forward(int64_t n, int in_offset, int out_offset, bool in_place, int64_t forced_items) {
   using Ops = relu_kernel::XpuOps<kActivation, Fmt>;
-  using Element = typename Ops::Element;
-  constexpr int kSize = int(sizeof(Element));
+  using Storage = typename Ops::Storage;
+  constexpr int kSize = int(sizeof(Storage));
   const RefFormat f = ref_format<Fmt>();
   Buffer in(kSize, n, in_offset);
   Buffer out(kSize, n, in_place ? in_offset : out_offset);
   fill_random<Fmt>(in, n);
   if (in_place) std::memcpy(out.data(), in.data(), size_t(n) * kSize);
-  const auto* src = reinterpret_cast<const Element*>(in_place ? out.data() : in.data());
-  auto* dst = reinterpret_cast<Element*>(out.data());
+  const auto* src = reinterpret_cast<const Storage*>(in_place ? out.data() : in.data());
+  auto* dst = reinterpret_cast<Storage*>(out.data());
   const void* arrays[] = {src, dst};
-  const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, kSize, arrays, 2);
+  const relu_kernel::VectorSplit split = relu_kernel::split_dense(n, kSize, arrays, 2);
   const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(split);
   const std::string name = activation_name<kActivation>();
   const std::string where = describe((in_place ? name + " in place" : name).c_str(), f.name, n,
@@ -156,17 +156,17 @@ void check_forward(int64_t n, int in_offset, int out_offset, bool in_place, int6
 template <Activation kActivation, typename Fmt>
 void check_backward(int64_t n, int grad_offset, int result_offset, int out_offset, int64_t forced_items) {
   using Ops = relu_kernel::XpuOps<kActivation, Fmt>;
-  using Element = typename Ops::Element;
-  constexpr int kSize = int(sizeof(Element));
+  using Storage = typename Ops::Storage;
+  constexpr int kSize = int(sizeof(Storage));
   const RefFormat f = ref_format<Fmt>();
   Buffer grad(kSize, n, grad_offset), result(kSize, n, result_offset), out(kSize, n, out_offset);
   fill_random<Fmt>(grad, n);
   fill_random<Fmt>(result, n);
-  const auto* g = reinterpret_cast<const Element*>(grad.data());
-  const auto* r = reinterpret_cast<const Element*>(result.data());
-  auto* dst = reinterpret_cast<Element*>(out.data());
+  const auto* g = reinterpret_cast<const Storage*>(grad.data());
+  const auto* r = reinterpret_cast<const Storage*>(result.data());
+  auto* dst = reinterpret_cast<Storage*>(out.data());
   const void* arrays[] = {g, r, dst};
-  const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, kSize, arrays, 3);
+  const relu_kernel::VectorSplit split = relu_kernel::split_dense(n, kSize, arrays, 3);
   const int64_t items = forced_items > 0 ? forced_items : relu_kernel::launch_items(split);
   const std::string where = describe((std::string(activation_name<kActivation>()) + "_backward").c_str(),
                                      f.name, n, items, {grad_offset, result_offset, out_offset});
@@ -191,7 +191,7 @@ template <Activation kActivation, typename Fmt>
 void check_format() {
   const long long failures_before = g_failures;
   const long long checks_before = g_checks;
-  constexpr int kSize = int(sizeof(typename relu_kernel::XpuOps<kActivation, Fmt>::Element));
+  constexpr int kSize = int(sizeof(typename relu_kernel::XpuOps<kActivation, Fmt>::Storage));
   std::vector<int64_t> sizes;
   for (int64_t n = 0; n <= 3 * 16 / kSize + 2; ++n) sizes.push_back(n);
   for (int64_t n : {63, 64, 65, 255, 256, 257, 1000, 4099}) sizes.push_back(n);
@@ -245,7 +245,7 @@ template <Gate kGate, typename Fmt>
 void check_gated_forward(int64_t n, int a_offset, int b_offset, int out_offset,
                          int64_t forced_items) {
   using Op = relu_kernel::XpuGatedOp<kGate, Fmt>;
-  constexpr int kSize = int(sizeof(typename Op::Element));
+  constexpr int kSize = int(sizeof(typename Op::Storage));
   const RefFormat f = ref_format<Fmt>();
   const double threshold = random_threshold();
   Buffer a(kSize, n, a_offset), b(kSize, n, b_offset), out(kSize, n, out_offset);
@@ -275,9 +275,9 @@ void check_gated_forward(int64_t n, int a_offset, int b_offset, int out_offset,
 // offsets: grad_out, a, b, grad_a, grad_b.
 template <Gate kGate, typename Fmt>
 void check_gated_backward(int64_t n, const std::vector<int>& offsets, int64_t forced_items) {
-  using GradA = relu_kernel::XpuGatedGradAOp<kGate, Fmt>;
-  using GradB = relu_kernel::XpuGatedGradBOp<kGate, Fmt>;
-  constexpr int kSize = int(sizeof(typename GradA::Element));
+  using GradA = relu_kernel::XpuGatedOp<kGate, Fmt, relu_kernel::GatedOutput::kGradA>;
+  using GradB = relu_kernel::XpuGatedOp<kGate, Fmt, relu_kernel::GatedOutput::kGradB>;
+  constexpr int kSize = int(sizeof(typename GradA::Storage));
   const RefFormat f = ref_format<Fmt>();
   const double threshold = random_threshold();
   const auto t = typename relu_kernel::OpMath<Fmt>::Type(threshold);
@@ -360,7 +360,7 @@ void check_huge_splits() {
       for (uintptr_t offset : {0, 8}) {
         const void* arrays[] = {reinterpret_cast<const void*>(uintptr_t(1) << 20 | offset),
                                 reinterpret_cast<const void*>(uintptr_t(3) << 20 | offset)};
-        const relu_kernel::VectorSplit s = relu_kernel::split_flat(n, element_size, arrays, 2);
+        const relu_kernel::VectorSplit s = relu_kernel::split_dense(n, element_size, arrays, 2);
         const int64_t items = relu_kernel::launch_items(s);
         ++g_checks;
         if (s.head + s.vectors * (16 / element_size) + s.tail != n || items > INT_MAX ||
@@ -390,7 +390,7 @@ void check_large() {
   uint64_t r = 0;
   for (int64_t i = 0; i < n; ++i) p[i] = next_input(i, r);
   const void* arrays[] = {p, p};
-  const relu_kernel::VectorSplit split = relu_kernel::split_flat(n, 1, arrays, 2);
+  const relu_kernel::VectorSplit split = relu_kernel::split_dense(n, 1, arrays, 2);
   for (int64_t item = 0; item < items; ++item) relu_kernel::forward_item<Ops>(split, p, p, item, items);
   g_rng_state = input_state;
   int64_t wrong = 0;

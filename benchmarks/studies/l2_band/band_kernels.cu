@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(const Vector16* in, Vect
 // The product's elementwise_vector16_tile (relu-cuda/relu_cuda.cu at 4f2ef0b) written out with
 // the same parameters and order of work, for an aligned pair (no shifted input).
 template <typename Fmt, int kVectors>
-__global__ void product_kernel(relu_kernel::Pass<typename Fmt::Storage, 1> pass,
+__global__ void product_kernel(relu_kernel::Operands<typename Fmt::Storage, 1> pass,
                                relu_kernel::VectorSplit split) {
   const Vector16* in = reinterpret_cast<const Vector16*>(pass.in[0] + split.head);
   Vector16* out = reinterpret_cast<Vector16*>(pass.out + split.head);
@@ -125,7 +125,7 @@ int launch(const void* in_ptr, void* out_ptr, int64_t n, cudaStream_t stream) {
   const int64_t per_block = int64_t(kThreads) * kVectors;
   const unsigned blocks = unsigned(vectors == 0 ? 1 : (vectors + per_block - 1) / per_block);
   if constexpr (kKind == Kind::kProduct) {
-    const relu_kernel::Pass<Storage, 1> pass{{in}, out, n};
+    const relu_kernel::Operands<Storage, 1> pass{{in}, out, n};
     const relu_kernel::VectorSplit split = relu_kernel::split_for_vectors(n, 0, int(sizeof(Storage)));
     product_kernel<Fmt, kVectors><<<blocks, kThreads, 0, stream>>>(pass, split);
   } else {
