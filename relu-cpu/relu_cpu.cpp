@@ -422,20 +422,27 @@ void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
   });
 }
 
+// fn(kGate, Fmt, layout, threshold in OpMath): a gated pass's types, over its walk as a layout.
+template <typename Fn>
+void visit_gated_walk(Gate gate, ScalarType dtype, Walk walk, double threshold, const Fn& fn) {
+  const StridedLayout dense = walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
+  const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
+  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+    fn(gate_constant, fmt, layout, typename OpMath<decltype(fmt)>::Type(threshold));
+  });
+}
+
 template <>
 void Backend<Device::kCpu>::gated_forward(Gate gate, ScalarType dtype, const void* a,
                                           const void* b, void* out, Walk walk, double threshold,
                                           int32_t) {
-  const StridedLayout dense = walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
-  const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
-  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+  visit_gated_walk(gate, dtype, walk, threshold, [&](auto gate_constant, auto fmt, const auto& layout, auto t) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* inputs[] = {a, b};
     run_map<2, Storage>(layout, inputs, out, [t](Storage av, Storage bv) {
-      return relu_kernel::gated_forward<kGate, Fmt>(av, bv, t);
+      return gated_pass<kGate, GatedPassKind::kForward, Fmt>({av, bv}, t);
     });
   });
 }
@@ -444,20 +451,17 @@ template <>
 void Backend<Device::kCpu>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
                                            const void* a, const void* b, void* grad_a,
                                            void* grad_b, Walk walk, double threshold, int32_t) {
-  const StridedLayout dense = walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
-  const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
-  visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
+  visit_gated_walk(gate, dtype, walk, threshold, [&](auto gate_constant, auto fmt, const auto& layout, auto t) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
-    const auto t = typename OpMath<Fmt>::Type(threshold);
     const void* a_inputs[] = {grad_out, a, b};
     run_map<3, Storage>(layout, a_inputs, grad_a, [t](Storage g, Storage av, Storage bv) {
-      return gated_grad_a<kGate, Fmt>(g, av, bv, t);
+      return gated_pass<kGate, GatedPassKind::kGradA, Fmt>({g, av, bv}, t);
     });
     const void* b_inputs[] = {grad_out, a};
     run_map<2, Storage>(layout, b_inputs, grad_b, [t](Storage g, Storage av) {
-      return gated_grad_b<kGate, Fmt>(g, av, t);
+      return gated_pass<kGate, GatedPassKind::kGradB, Fmt>({g, av}, t);
     });
   });
 }

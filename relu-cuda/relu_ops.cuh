@@ -259,44 +259,24 @@ __device__ __forceinline__ Vector16<uint32_t> pairs_through_float(
   return v;
 }
 
-// One pass of a gated op in OpMath: forward in = {a, b}; kGradA in = {grad_out, a, b};
-// kGradB in = {grad_out, a}.
-enum class GatedPassKind { kForward, kGradA, kGradB };
-
 template <Gate kGate, GatedPassKind kPass, typename Fmt>
 struct GatedPassOp {
   using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = kPass == GatedPassKind::kGradA ? 3 : 2;
+  static constexpr int kInputs = kGatedInputs<kPass>;
   typename OpMath<Fmt>::Type threshold;
 
-  template <typename T>
-  static __device__ __forceinline__ T opmath_value(const T (&x)[kInputs], T t) {
-    if constexpr (kPass == GatedPassKind::kForward) {
-      return gated_forward<kGate>(x[0], x[1], t);
-    } else if constexpr (kPass == GatedPassKind::kGradA) {
-      return gated_grad_a<kGate>(x[0], x[1], x[2], t);
-    } else {
-      return gated_grad_b<kGate>(x[0], x[1], t);
-    }
-  }
   __device__ __forceinline__ Vector16<uint32_t> vector(
       const Vector16<uint32_t> (&in)[kInputs]) const {
     if constexpr (kIsHalfPair<Fmt>) {
       const float t = threshold;
       return pairs_through_float<Fmt>(
-          in, [t](const float (&x)[kInputs]) { return opmath_value(x, t); });
+          in, [t](const float (&x)[kInputs]) { return gated_pass<kGate, kPass>(x, t); });
     } else {
       return vector_by_values(*this, in);
     }
   }
   __device__ __forceinline__ Storage value(const Storage (&in)[kInputs]) const {
-    if constexpr (kPass == GatedPassKind::kForward) {
-      return gated_forward<kGate, Fmt>(in[0], in[1], threshold);
-    } else if constexpr (kPass == GatedPassKind::kGradA) {
-      return gated_grad_a<kGate, Fmt>(in[0], in[1], in[2], threshold);
-    } else {
-      return gated_grad_b<kGate, Fmt>(in[0], in[1], threshold);
-    }
+    return gated_pass<kGate, kPass, Fmt>(in, threshold);
   }
 };
 

@@ -187,8 +187,8 @@ void Backend<Device::kXpu>::gated_backward(Gate gate, ScalarType dtype, const vo
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
-    using GradA = XpuGatedOp<kGate, Fmt, GatedOutput::kGradA>;
-    using GradB = XpuGatedOp<kGate, Fmt, GatedOutput::kGradB>;
+    using GradA = XpuGatedOp<kGate, Fmt, GatedPassKind::kGradA>;
+    using GradB = XpuGatedOp<kGate, Fmt, GatedPassKind::kGradB>;
     const void* g = storage_of<GradA>(grad_out, "grad_out");
     const void* av = storage_of<GradA>(a, "x");
     const void* bv = storage_of<GradA>(b, "x");

@@ -156,21 +156,13 @@ inline void backward_item(const VectorSplit& split, const typename Ops::Storage*
 // ---- The gated ops (gated_element.h): a pass computes out from Op::kInputs dense arrays in
 // OpMath, moving whole 16-byte vectors: out from {a, b}; grad_a from {grad_out, a, b}; grad_b
 // from {grad_out, a}.
-enum class GatedOutput { kOut, kGradA, kGradB };
-
-template <Gate kGate, typename Fmt, GatedOutput kOutput = GatedOutput::kOut>
+template <Gate kGate, typename Fmt, GatedPassKind kPass = GatedPassKind::kForward>
 struct XpuGatedOp {
   using Storage = typename Fmt::Storage;
-  static constexpr int kInputs = kOutput == GatedOutput::kGradA ? 3 : 2;
+  static constexpr int kInputs = kGatedInputs<kPass>;
   typename OpMath<Fmt>::Type threshold;
   Storage operator()(const Storage (&x)[kInputs]) const {
-    if constexpr (kOutput == GatedOutput::kOut) {
-      return gated_forward<kGate, Fmt>(x[0], x[1], threshold);
-    } else if constexpr (kOutput == GatedOutput::kGradA) {
-      return gated_grad_a<kGate, Fmt>(x[0], x[1], x[2], threshold);
-    } else {
-      return gated_grad_b<kGate, Fmt>(x[0], x[1], threshold);
-    }
+    return gated_pass<kGate, kPass, Fmt>(x, threshold);
   }
 };
 

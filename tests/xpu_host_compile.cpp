@@ -27,9 +27,9 @@ RELU_INSTANTIATE_KERNELS(kReluSquared, Float64Format)
 
 #define RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, OUTPUT)                                     \
   template struct GatedKernel<relu_kernel::XpuGatedOp<                                         \
-      relu_kernel::Gate::GATE, relu_kernel::FORMAT, relu_kernel::GatedOutput::OUTPUT>>;
+      relu_kernel::Gate::GATE, relu_kernel::FORMAT, relu_kernel::GatedPassKind::OUTPUT>>;
 #define RELU_INSTANTIATE_GATED_KERNELS(GATE, FORMAT)  \
-  RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kOut)   \
+  RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kForward) \
   RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kGradA) \
   RELU_INSTANTIATE_GATED_KERNEL(GATE, FORMAT, kGradB)
 

@@ -275,8 +275,8 @@ void check_gated_forward(int64_t n, int a_offset, int b_offset, int out_offset,
 // offsets: grad_out, a, b, grad_a, grad_b.
 template <Gate kGate, typename Fmt>
 void check_gated_backward(int64_t n, const std::vector<int>& offsets, int64_t forced_items) {
-  using GradA = relu_kernel::XpuGatedOp<kGate, Fmt, relu_kernel::GatedOutput::kGradA>;
-  using GradB = relu_kernel::XpuGatedOp<kGate, Fmt, relu_kernel::GatedOutput::kGradB>;
+  using GradA = relu_kernel::XpuGatedOp<kGate, Fmt, relu_kernel::GatedPassKind::kGradA>;
+  using GradB = relu_kernel::XpuGatedOp<kGate, Fmt, relu_kernel::GatedPassKind::kGradB>;
   constexpr int kSize = int(sizeof(typename GradA::Storage));
   const RefFormat f = ref_format<Fmt>();
   const double threshold = random_threshold();

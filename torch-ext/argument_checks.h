@@ -26,16 +26,17 @@ inline void check_supported_dtype(Activation activation, const Geometry& x) {
   }
 }
 
-// `what` (out, grad_out) must have x's dtype and device.
-inline void check_like_x(const std::string& op, const std::string& what, const Geometry& geom,
-                         const Geometry& x_geom) {
-  if (geom.dtype != x_geom.dtype) {
-    fail(op + ": " + what + " has dtype " + dtype_name(geom.dtype) + " but x has dtype " +
-         dtype_name(x_geom.dtype) + "; " + what + " must have x's dtype");
+// `what` (out, grad_out) must have the dtype and device of `like` (x, or a backward's saved).
+inline void check_like(const std::string& op, const std::string& what, const Geometry& geom,
+                       const std::string& like, const Geometry& like_geom) {
+  if (geom.dtype != like_geom.dtype) {
+    fail(op + ": " + what + " has dtype " + dtype_name(geom.dtype) + " but " + like +
+         " has dtype " + dtype_name(like_geom.dtype) + "; " + what + " must have " + like +
+         "'s dtype");
   }
-  if (!geom.same_device(x_geom)) {
-    fail(op + ": " + what + " is on " + geom.device() + " but x is on " + x_geom.device() + "; " +
-         what + " must be on x's device");
+  if (!geom.same_device(like_geom)) {
+    fail(op + ": " + what + " is on " + geom.device() + " but " + like + " is on " +
+         like_geom.device() + "; " + what + " must be on " + like + "'s device");
   }
 }
 
@@ -50,7 +51,7 @@ inline void check_forward_args(Activation activation, const Tensor& out, const G
                                const Tensor& x, const Geometry& x_geom) {
   check_supported_dtype(activation, x_geom);
   const std::string op = relu_kernel::activation_name(activation);
-  check_like_x(op, "out", out_geom, x_geom);
+  check_like(op, "out", out_geom, "x", x_geom);
   if (!out_geom.same_shape(x_geom)) {
     fail(op + ": out has shape " + out_geom.shape() + " but x has shape " + x_geom.shape() +
          "; out must have x's shape (it is never resized)");
@@ -74,14 +75,7 @@ inline void check_backward_args(Activation activation, const Geometry& grad_geom
     fail(op + ": " + saved + " has dtype " + dtype_name(saved_geom.dtype) +
          "; gradients exist for " + relu_kernel::gradient_dtype_names() + " only");
   }
-  if (grad_geom.dtype != saved_geom.dtype) {
-    fail(op + ": grad_out has dtype " + dtype_name(grad_geom.dtype) + " but " + saved +
-         " has dtype " + dtype_name(saved_geom.dtype));
-  }
-  if (!grad_geom.same_device(saved_geom)) {
-    fail(op + ": grad_out is on " + grad_geom.device() + " but " + saved + " is on " +
-         saved_geom.device());
-  }
+  check_like(op, "grad_out", grad_geom, saved, saved_geom);
   if (!grad_geom.same_shape(saved_geom)) {
     fail(op + ": grad_out has shape " + grad_geom.shape() + " but " + saved + " has shape " +
          saved_geom.shape());
@@ -119,7 +113,7 @@ inline void check_gated_x(Gate gate, const Geometry& x_geom) {
 inline void check_gated_half(Gate gate, const char* what, const Geometry& half_geom,
                              const Geometry& x_geom) {
   const std::string op = relu_kernel::gate_name(gate);
-  check_like_x(op, what, half_geom, x_geom);
+  check_like(op, what, half_geom, "x", x_geom);
   const DimArray want = half_sizes(x_geom);
   if (half_geom.dim != x_geom.dim || !std::equal(want.begin(), want.end(), half_geom.sizes)) {
     fail(op + ": " + what + " has shape " + half_geom.shape() + " but must have shape " +

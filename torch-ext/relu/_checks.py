@@ -27,24 +27,33 @@ def check_arguments(x: torch.Tensor, out: Optional[torch.Tensor], op: str = "rel
         )
     if out is None:
         return
-    if out.dtype != x.dtype:
-        raise TypeError(
-            f"{op}: out has dtype {_dtypes.name(out.dtype)} but x has dtype "
-            f"{_dtypes.name(x.dtype)}; out must have x's dtype"
-        )
-    if out.device != x.device:
-        raise ValueError(f"{op}: out is on {out.device} but x is on {x.device}; out must be on x's device")
+    _check_like(out, x, op, "out")
     if out.shape != x.shape:
         raise ValueError(
             f"{op}: out has shape {list(out.shape)} but x has shape {list(x.shape)}; "
             "out must have x's shape (it is never resized)"
         )
-    for size, stride in zip(out.shape, out.stride()):
-        if size > 1 and stride == 0:
-            raise ValueError(
-                f"{op}: out has elements that share memory (an expand()ed or stride-0 view); "
-                "pass a tensor whose elements are distinct"
-            )
+    _check_distinct_elements(out, op)
+
+
+def _check_like(t: torch.Tensor, like: torch.Tensor, op: str, what: str, like_name: str = "x") -> None:
+    """`what` (out, grad_out) must have the dtype and device of `like` (x, or a backward's saved)."""
+    if t.dtype != like.dtype:
+        raise TypeError(
+            f"{op}: {what} has dtype {_dtypes.name(t.dtype)} but {like_name} has dtype "
+            f"{_dtypes.name(like.dtype)}; {what} must have {like_name}'s dtype"
+        )
+    if t.device != like.device:
+        raise ValueError(f"{op}: {what} is on {t.device} but {like_name} is on {like.device}; "
+                         f"{what} must be on {like_name}'s device")
+
+
+def _check_distinct_elements(out: torch.Tensor, op: str) -> None:
+    if any(size > 1 and stride == 0 for size, stride in zip(out.shape, out.stride())):
+        raise ValueError(
+            f"{op}: out has elements that share memory (an expand()ed or stride-0 view); "
+            "pass a tensor whose elements are distinct"
+        )
 
 
 def check_gradient_dtype(x: torch.Tensor) -> None:
@@ -77,13 +86,10 @@ def check_backward_arguments(grad_out: torch.Tensor, saved: torch.Tensor, op: st
             f"{name}: {saved_name} has dtype {_dtypes.name(saved.dtype)}; gradients exist for "
             + ", ".join(map(_dtypes.name, _dtypes.GRADIENT_ORDERED)) + " only"
         )
-    if grad_out.dtype != saved.dtype:
-        raise ValueError(
-            f"{name}: grad_out has dtype {_dtypes.name(grad_out.dtype)} but {saved_name} has dtype "
-            f"{_dtypes.name(saved.dtype)}"
-        )
-    if grad_out.device != saved.device:
-        raise ValueError(f"{name}: grad_out is on {grad_out.device} but {saved_name} is on {saved.device}")
+    try:
+        _check_like(grad_out, saved, name, "grad_out", saved_name)
+    except TypeError as error:  # the op raises ValueError for every mistake
+        raise ValueError(str(error)) from None
     if grad_out.shape != saved.shape:
         raise ValueError(
             f"{name}: grad_out has shape {list(grad_out.shape)} but {saved_name} has shape "
@@ -103,11 +109,7 @@ def check_gated_arguments(x: torch.Tensor, out: Optional[torch.Tensor], op: str)
         raise ValueError(f"{op}: x has shape {list(x.shape)}; its last dimension must be even (x is [..., 2d])")
     if out is not None:
         _check_gated_half(out, x, op, "out")
-        if any(size > 1 and stride == 0 for size, stride in zip(out.shape, out.stride())):
-            raise ValueError(
-                f"{op}: out has elements that share memory (an expand()ed or stride-0 view); "
-                "pass a tensor whose elements are distinct"
-            )
+        _check_distinct_elements(out, op)
 
 
 def check_gated_backward_arguments(grad_out: torch.Tensor, x: torch.Tensor, op: str) -> None:
@@ -117,13 +119,7 @@ def check_gated_backward_arguments(grad_out: torch.Tensor, x: torch.Tensor, op: 
 
 
 def _check_gated_half(half: torch.Tensor, x: torch.Tensor, op: str, what: str) -> None:
-    if half.dtype != x.dtype:
-        raise TypeError(
-            f"{op}: {what} has dtype {_dtypes.name(half.dtype)} but x has dtype "
-            f"{_dtypes.name(x.dtype)}; {what} must have x's dtype"
-        )
-    if half.device != x.device:
-        raise ValueError(f"{op}: {what} is on {half.device} but x is on {x.device}; {what} must be on x's device")
+    _check_like(half, x, op, what)
     want = [*x.shape[:-1], x.shape[-1] // 2]
     if list(half.shape) != want:
         raise ValueError(
