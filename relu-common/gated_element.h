@@ -73,24 +73,17 @@ enum class GatedPassKind : int32_t { kForward, kGradA, kGradB };
 template <GatedPassKind kPass>
 constexpr int kGatedInputs = kPass == GatedPassKind::kGradA ? 3 : 2;
 
-template <Gate kGate, GatedPassKind kPass, typename T>
-RELU_HOST_DEVICE T gated_pass(const T (&in)[kGatedInputs<kPass>], T threshold) {
+// One pass over its inputs: OpMath values (no Fmt), or Storages of format Fmt with the
+// threshold already in OpMath.
+template <Gate kGate, GatedPassKind kPass, typename... Fmt, typename T, typename Threshold>
+RELU_HOST_DEVICE T gated_pass(const T (&in)[kGatedInputs<kPass>], Threshold threshold) {
   if constexpr (kPass == GatedPassKind::kForward) {
-    return gated_forward<kGate>(in[0], in[1], threshold);
+    return gated_forward<kGate, Fmt...>(in[0], in[1], threshold);
   } else if constexpr (kPass == GatedPassKind::kGradA) {
-    return gated_grad_a<kGate>(in[0], in[1], in[2], threshold);
+    return gated_grad_a<kGate, Fmt...>(in[0], in[1], in[2], threshold);
   } else {
-    return gated_grad_b<kGate>(in[0], in[1], threshold);
+    return gated_grad_b<kGate, Fmt...>(in[0], in[1], threshold);
   }
-}
-
-// On Storages of format Fmt; threshold already in OpMath.
-template <Gate kGate, GatedPassKind kPass, typename Fmt>
-RELU_HOST_DEVICE typename Fmt::Storage gated_pass(
-    const typename Fmt::Storage (&in)[kGatedInputs<kPass>], typename OpMath<Fmt>::Type threshold) {
-  typename OpMath<Fmt>::Type values[kGatedInputs<kPass>];
-  for (int i = 0; i < kGatedInputs<kPass>; ++i) values[i] = to_opmath<Fmt>(in[i]);
-  return from_opmath<Fmt>(gated_pass<kGate, kPass>(values, threshold));
 }
 
 }  // namespace relu_kernel
