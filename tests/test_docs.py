@@ -25,7 +25,7 @@ NO_ISSUE_NUMBERS = ["CARD.md", "PERFORMANCE.md"]
 # Every page that cites results or scripts: the user's pages, the studies' notes, relu-xpu's.
 CITING = [*PAGES, *sorted(p.relative_to(ROOT).as_posix() for p in [
     *(ROOT / "benchmarks" / "studies").rglob("*.md"), ROOT / "relu-xpu" / "README.md"])]
-RESULTS_FILES = 122
+RESULTS_FILES = 126
 
 # A results path as the pages write it: root-relative in code spans and prose
 # (`results/16690a2/h200/summary.md`), page-relative in links (`../results/...` from docs/).
