@@ -280,13 +280,6 @@ struct GatedPassOp {
   }
 };
 
-template <Gate kGate, typename Fmt>
-using GatedOp = GatedPassOp<kGate, GatedPassKind::kForward, Fmt>;
-template <Gate kGate, typename Fmt>
-using GatedGradAOp = GatedPassOp<kGate, GatedPassKind::kGradA, Fmt>;
-template <Gate kGate, typename Fmt>
-using GatedGradBOp = GatedPassOp<kGate, GatedPassKind::kGradB, Fmt>;
-
 // Unsigned elements, whose relu is the identity: bytes, whatever the element size.
 struct CopyOp {
   using Storage = uint8_t;
