@@ -211,13 +211,16 @@ void gated_passes(Gate gate, ScalarType dtype, const void* grad_out, const void*
     const StridedLayout& layout = *walk.layout;
     if constexpr (kBackward) {
       const void* a_inputs[] = {grad_out, a, b};
-      run_strided_pass(GatedPassOp<kGate, GatedPassKind::kGradA, Fmt>{t}, a_inputs, out, layout, device);
+      run_strided_pass(GatedPassOp<kGate, GatedPassKind::kGradA, Fmt>{t}, a_inputs, out, layout,
+                       device);
       // The layout's first three operands: grad_b shares grad_a's strides, b is not read.
       const void* b_inputs[] = {grad_out, a};
-      run_strided_pass(GatedPassOp<kGate, GatedPassKind::kGradB, Fmt>{t}, b_inputs, grad_b, layout, device);
+      run_strided_pass(GatedPassOp<kGate, GatedPassKind::kGradB, Fmt>{t}, b_inputs, grad_b, layout,
+                       device);
     } else {
       const void* inputs[] = {a, b};
-      run_strided_pass(GatedPassOp<kGate, GatedPassKind::kForward, Fmt>{t}, inputs, out, layout, device);
+      run_strided_pass(GatedPassOp<kGate, GatedPassKind::kForward, Fmt>{t}, inputs, out, layout,
+                       device);
     }
   });
 }
