@@ -425,7 +425,8 @@ void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
 // fn(kGate, Fmt, layout, threshold in OpMath): a gated pass's types, over its walk as a layout.
 template <typename Fn>
 void visit_gated_walk(Gate gate, ScalarType dtype, Walk walk, double threshold, const Fn& fn) {
-  const StridedLayout dense = walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
+  const StridedLayout dense =
+      walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
   const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
     fn(gate_constant, fmt, layout, typename OpMath<decltype(fmt)>::Type(threshold));
@@ -436,7 +437,8 @@ template <>
 void Backend<Device::kCpu>::gated_forward(Gate gate, ScalarType dtype, const void* a,
                                           const void* b, void* out, Walk walk, double threshold,
                                           int32_t) {
-  visit_gated_walk(gate, dtype, walk, threshold, [&](auto gate_constant, auto fmt, const auto& layout, auto t) {
+  visit_gated_walk(gate, dtype, walk, threshold,
+                   [&](auto gate_constant, auto fmt, const auto& layout, auto t) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
@@ -451,7 +453,8 @@ template <>
 void Backend<Device::kCpu>::gated_backward(Gate gate, ScalarType dtype, const void* grad_out,
                                            const void* a, const void* b, void* grad_a,
                                            void* grad_b, Walk walk, double threshold, int32_t) {
-  visit_gated_walk(gate, dtype, walk, threshold, [&](auto gate_constant, auto fmt, const auto& layout, auto t) {
+  visit_gated_walk(gate, dtype, walk, threshold,
+                   [&](auto gate_constant, auto fmt, const auto& layout, auto t) {
     constexpr Gate kGate = decltype(gate_constant)::value;
     using Fmt = decltype(fmt);
     using Storage = typename Fmt::Storage;
