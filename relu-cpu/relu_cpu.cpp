@@ -425,11 +425,12 @@ void Backend<Device::kCpu>::backward(Activation activation, ScalarType dtype,
 // fn(kGate, Fmt, layout, threshold in OpMath): a gated pass's types, over its walk as a layout.
 template <typename Fn>
 void visit_gated_walk(Gate gate, ScalarType dtype, Walk walk, double threshold, const Fn& fn) {
-  const StridedLayout dense =
-      walk.layout == nullptr ? StridedLayout::dense(walk.n) : StridedLayout{};
-  const StridedLayout& layout = walk.layout == nullptr ? dense : *walk.layout;
+  if (walk.layout == nullptr) {  // a layout of 1 KiB is built only for a dense walk
+    const StridedLayout dense = StridedLayout::dense(walk.n);
+    return visit_gated_walk(gate, dtype, Walk{0, &dense}, threshold, fn);
+  }
   visit_gated(gate, dtype, [&](auto gate_constant, auto fmt) {
-    fn(gate_constant, fmt, layout, typename OpMath<decltype(fmt)>::Type(threshold));
+    fn(gate_constant, fmt, *walk.layout, typename OpMath<decltype(fmt)>::Type(threshold));
   });
 }
 
